@@ -1,0 +1,71 @@
+// The run configuration (YAML). Every key is known: an unknown key or a value of the wrong type is a
+// ConfigError whose message starts with "file:line:col:". Check parameters are validated against the
+// parameters each check declares (ParamCatalog), so a typo in a check's section is caught too.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/params.hpp"
+
+namespace preflight::core {
+
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// check name -> the parameters it declares.
+using ParamCatalog = std::map<std::string, std::vector<ParamSpec>>;
+
+struct EvaluationConfig {
+    double threshold_fraction = 0.90;  // fail under this fraction of the cohort median
+    int min_cohort = 3;                // below this many measured nodes only floors apply
+    std::string cohort_label = "sku";  // nodes with equal values of this label form a cohort
+    // check -> metric -> absolute floor (value below floor fails regardless of the median)
+    std::map<std::string, std::map<std::string, double>> floors;
+};
+
+struct ActionsConfig {
+    std::vector<std::string> targets = {"slurm"};  // planned representations: slurm, k8s
+    double max_action_fraction = 0.10;  // circuit breaker: refuse when acting on more than this
+    int min_actions = 1;                // ... but always allow this many (small cohorts)
+    std::string scontrol = "scontrol";  // path of scontrol used by --apply
+};
+
+struct DeadlineConfig {
+    double connect_s = 30.0;     // all agents must have authenticated by then
+    double heartbeat_s = 2.0;    // both ways; a peer silent for 3 intervals is lost
+    double step_slack_s = 15.0;  // added to a check's own timeout for the controller's deadline
+};
+
+struct ControllerConfig {
+    std::string listen = "0.0.0.0";  // address the controller listens on
+    int port = 0;                    // 0: an ephemeral port
+    std::string advertise;           // address agents dial; empty: routed source address per node
+};
+
+struct RunConfig {
+    std::string source;  // file the config came from, or "<defaults>"
+    EvaluationConfig evaluation;
+    ActionsConfig actions;
+    DeadlineConfig deadlines;
+    ControllerConfig controller;
+    // checks run, in order: node-local ones in round 0, group ones in rounds 1-3.
+    std::vector<std::string> checks = {"link.netdev", "collective.gloo_allreduce"};
+    std::map<std::string, nlohmann::json> check_params;  // check -> params as given (validated)
+};
+
+// Loads and validates a config file. Throws ConfigError("file:line:col: ...").
+RunConfig load_config(const std::string& path, const ParamCatalog& catalog);
+// Parses YAML text (name is used in error messages). Throws ConfigError.
+RunConfig parse_config(const std::string& text, const std::string& name,
+                       const ParamCatalog& catalog);
+// Defaults only; validated against the catalog like a file would be.
+RunConfig default_config(const ParamCatalog& catalog);
+
+}  // namespace preflight::core

@@ -1,0 +1,32 @@
+// Declared, typed check parameters. Checks declare them; the config loader rejects keys a check does
+// not declare and values of the wrong type, with file:line:col; the check base class fills defaults.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.hpp"
+
+namespace preflight::core {
+
+enum class ParamType { integer, number, boolean, string, string_list };
+
+struct ParamSpec {
+    std::string name;
+    ParamType type;
+    nlohmann::json default_value;  // null: required
+    std::string help;
+};
+
+// Checks value's JSON type against spec; integers are accepted where numbers are expected.
+bool param_type_matches(ParamType type, const nlohmann::json& value);
+std::string_view to_string(ParamType type);
+
+// Returns given merged over the defaults of specs; an unknown key, a wrong type or a missing required
+// parameter is an Error naming the parameter.
+Result<nlohmann::json> resolve_params(const std::vector<ParamSpec>& specs,
+                                      const nlohmann::json& given);
+
+}  // namespace preflight::core

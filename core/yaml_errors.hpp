@@ -1,0 +1,35 @@
+// Helpers that turn yaml-cpp nodes into values or ConfigError("file:line:col: ...") messages.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "core/config.hpp"
+
+namespace preflight::core::yaml {
+
+// "file:line:col" of a node (1-based), e.g. "run.yaml:12:5".
+std::string where(const std::string& file, const YAML::Node& node);
+[[noreturn]] void fail(const std::string& file, const YAML::Node& node, std::string_view what);
+
+// Parses text; a YAML syntax error becomes ConfigError with the parser's position.
+YAML::Node parse(const std::string& text, const std::string& file);
+
+// Rejects any key of map not in allowed ("unknown key 'x' in 'evaluation' (allowed: a, b)").
+void require_map(const std::string& file, const YAML::Node& node, std::string_view what);
+void reject_unknown_keys(const std::string& file, const YAML::Node& map, std::string_view section,
+                         std::initializer_list<std::string_view> allowed);
+
+double as_double(const std::string& file, const YAML::Node& node, std::string_view key);
+int as_int(const std::string& file, const YAML::Node& node, std::string_view key);
+bool as_bool(const std::string& file, const YAML::Node& node, std::string_view key);
+std::string as_string(const std::string& file, const YAML::Node& node, std::string_view key);
+
+// Converts a scalar/sequence/map into JSON, typing scalars (int, float, bool, string) as YAML 1.2 would.
+nlohmann::json to_json(const YAML::Node& node);
+
+}  // namespace preflight::core::yaml

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package preflight needs to build, run its demo and run its tests.
+# Idempotent: re-running it only checks that the packages are present. Must run as root.
+set -euo pipefail
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install_deps.sh: must run as root (apt-get install)" >&2
+  exit 2
+fi
+
+packages=(
+  # build
+  build-essential cmake ninja-build pkg-config clang-format
+  # libraries
+  libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcurl4-openssl-dev nlohmann-json3-dev
+  libcli11-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev libgloo-dev
+  libopenmpi-dev openmpi-bin
+  # test beds and peers measured by bench/
+  iproute2 iperf3 nftables procps python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+echo "install_deps.sh: all ${#packages[@]} packages present"
