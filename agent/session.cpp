@@ -1,1 +1,367 @@
-// placeholder
+#include "agent/session.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio.hpp>
+
+#include "agent/controller_kv_store.hpp"
+#include "core/auth.hpp"
+#include "core/frame_codec.hpp"
+#include "core/protocol.hpp"
+#include "plugins/check.hpp"
+
+namespace preflight::agent {
+namespace {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* k_version = "0.1.0";
+// A check that overruns its deadline by this much is reported as hung.
+constexpr auto k_hang_grace = std::chrono::seconds(5);
+
+class Session {
+  public:
+    explicit Session(AgentOptions options)
+        : m_options(std::move(options)),
+          m_socket(m_io),
+          m_timer(m_io),
+          m_watchdog(m_io),
+          m_kv([this](core::Message m) { post_send(std::move(m)); }) {}
+
+    int run() {
+        m_dial_deadline = Clock::now() + std::chrono::milliseconds(
+                                             static_cast<long>(m_options.connect_timeout_s * 1000));
+        dial();
+        m_io.run();
+        m_cancel = true;
+        m_kv.fail_all("agent stopping");
+        if (m_worker.joinable()) {
+            if (m_worker_done) {
+                m_worker.join();
+            } else {
+                // A hung check (e.g. a collective whose peer vanished) cannot be interrupted;
+                // leave without joining it rather than hang the node's agent forever.
+                spdlog::warn("exiting with a check still running");
+                spdlog::default_logger()->flush();
+                std::_Exit(m_exit_code);
+            }
+        }
+        return m_exit_code;
+    }
+
+  private:
+    void dial() {
+        asio::ip::tcp::resolver resolver(m_io);
+        boost::system::error_code ec;
+        auto endpoints = resolver.resolve(m_options.controller_host,
+                                          std::to_string(m_options.controller_port), ec);
+        if (ec) {
+            retry_dial("resolve " + m_options.controller_host + ": " + ec.message());
+            return;
+        }
+        asio::async_connect(
+            m_socket, endpoints,
+            [this](boost::system::error_code cec, const asio::ip::tcp::endpoint&) {
+                if (cec) {
+                    retry_dial(cec.message());
+                    return;
+                }
+                boost::system::error_code ignored;
+                m_socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+                m_local_address = m_socket.local_endpoint(ignored).address().to_string();
+                spdlog::info("connected to controller {}:{} from {}", m_options.controller_host,
+                             m_options.controller_port, m_local_address);
+                m_last_received = Clock::now();
+                read_more();
+            });
+    }
+
+    void retry_dial(const std::string& why) {
+        if (Clock::now() >= m_dial_deadline) {
+            spdlog::error("cannot reach controller {}:{} within {:.0f} s: {}",
+                          m_options.controller_host, m_options.controller_port,
+                          m_options.connect_timeout_s, why);
+            finish(k_agent_failed);
+            return;
+        }
+        // Exponential backoff with jitter so a thousand agents do not dial in lockstep.
+        static thread_local std::mt19937 rng{std::random_device{}()};
+        std::uniform_real_distribution<double> jitter(0.5, 1.0);
+        auto delay = std::chrono::milliseconds(
+            static_cast<long>(static_cast<double>(m_backoff_ms) * jitter(rng)));
+        m_backoff_ms = std::min(m_backoff_ms * 2, 5000L);
+        spdlog::debug("dial failed ({}); retrying in {} ms", why, delay.count());
+        boost::system::error_code ignored;
+        m_socket.close(ignored);
+        m_timer.expires_after(delay);
+        m_timer.async_wait([this](boost::system::error_code ec) {
+            if (!ec) {
+                dial();
+            }
+        });
+    }
+
+    void read_more() {
+        m_socket.async_read_some(
+            asio::buffer(m_buffer), [this](boost::system::error_code ec, std::size_t n) {
+                if (m_finished) {
+                    return;
+                }
+                if (ec) {
+                    lost(ec == asio::error::eof ? "controller closed the connection"
+                                                : "read failed: " + ec.message());
+                    return;
+                }
+                m_last_received = Clock::now();
+                if (auto st = m_decoder.feed(std::string_view(m_buffer.data(), n)); !st) {
+                    lost("bad frame from controller: " + st.error().message);
+                    return;
+                }
+                while (!m_finished && m_decoder.has_frame()) {
+                    auto message = core::parse_message(m_decoder.pop_frame());
+                    if (!message) {
+                        lost("bad message from controller: " + message.error().message);
+                        return;
+                    }
+                    handle(std::move(message.value()));
+                }
+                if (!m_finished) {
+                    read_more();
+                }
+            });
+    }
+
+    void handle(core::Message message) {
+        if (auto* challenge = std::get_if<core::msg::Challenge>(&message)) {
+            core::msg::Hello hello;
+            hello.node = m_options.node;
+            hello.version = k_version;
+            for (const auto& entry : plugins::builtin_checks()) {
+                hello.capabilities.emplace_back(entry.name);
+            }
+            hello.inventory = {{"sysfs_root", m_options.sysfs_root}, {"pid", ::getpid()}};
+            hello.mac = core::auth_mac(m_options.token, challenge->nonce, m_options.node);
+            send(hello);
+        } else if (auto* welcome = std::get_if<core::msg::Welcome>(&message)) {
+            m_authenticated = true;
+            m_heartbeat = std::chrono::milliseconds(
+                static_cast<long>(std::max(0.1, welcome->heartbeat_s) * 1000));
+            spdlog::info("authenticated for run {}", welcome->run_id);
+            heartbeat_tick();
+        } else if (auto* reject = std::get_if<core::msg::Reject>(&message)) {
+            spdlog::error("controller rejected this agent: {}", reject->reason);
+            finish(k_agent_rejected);
+        } else if (auto* run = std::get_if<core::msg::Run>(&message)) {
+            start_step(std::move(*run));
+        } else if (auto* value = std::get_if<core::msg::KvValue>(&message)) {
+            m_kv.on_value(*value);
+        } else if (auto* shutdown = std::get_if<core::msg::Shutdown>(&message)) {
+            spdlog::info("controller asked to shut down: {}", shutdown->reason);
+            finish(k_agent_ok);
+        } else if (std::holds_alternative<core::msg::Heartbeat>(message)) {
+            // last_received already updated
+        } else {
+            lost(std::string("unexpected '") + std::string(core::message_type(message)) +
+                 "' from controller");
+        }
+    }
+
+    void start_step(core::msg::Run run) {
+        if (!m_authenticated) {
+            lost("'run' before authentication");
+            return;
+        }
+        if (m_busy) {
+            core::CheckResult busy;
+            busy.check = run.check;
+            busy.verdict = core::Verdict::error;
+            busy.detail = m_wedged ? "agent is stuck in an earlier check that never returned"
+                                   : "agent is busy with another step";
+            send(core::msg::StepResult{run.step, busy});
+            return;
+        }
+        if (m_worker.joinable()) {
+            m_worker.join();
+        }
+        m_busy = true;
+        m_worker_done = false;
+        m_current_step = run.step;
+        auto deadline = Clock::now() + std::chrono::milliseconds(
+                                           static_cast<long>(std::max(0.0, run.deadline_s) * 1000));
+        spdlog::info("step {}: running {}{}", run.step, run.check,
+                     run.group ? " in group " + run.group->id : std::string());
+        m_watchdog.expires_at(deadline + k_hang_grace);
+        m_watchdog.async_wait([this, step = run.step, check = run.check,
+                               seconds = run.deadline_s](boost::system::error_code ec) {
+            if (ec || !m_busy || m_current_step != step) {
+                return;
+            }
+            m_wedged = true;
+            core::CheckResult hung;
+            hung.check = check;
+            hung.verdict = core::Verdict::error;
+            hung.detail = "check did not return within its deadline of " +
+                          std::to_string(static_cast<int>(seconds)) + " s (hung)";
+            spdlog::error("step {}: {}", step, hung.detail);
+            send(core::msg::StepResult{step, hung});
+        });
+        m_worker = std::thread([this, run = std::move(run), deadline] {
+            core::CheckResult result;
+            auto check = plugins::make_check(run.check);
+            if (!check) {
+                result.check = run.check;
+                result.verdict = core::Verdict::error;
+                result.detail = "this agent has no check named '" + run.check + "'";
+            } else {
+                plugins::CheckContext ctx;
+                ctx.node = m_options.node;
+                ctx.sysfs_root = m_options.sysfs_root;
+                ctx.bind_address = run.bind_address.empty() ? m_local_address : run.bind_address;
+                if (run.group) {
+                    ctx.group.id = run.group->id;
+                    ctx.group.rank = run.group->rank;
+                    ctx.group.members = run.group->members;
+                }
+                ctx.kv = &m_kv;
+                ctx.deadline = deadline;
+                ctx.cancel = &m_cancel;
+                result = check->run(ctx, run.params);
+            }
+            asio::post(m_io, [this, step = run.step, result = std::move(result)] {
+                m_worker_done = true;
+                m_watchdog.cancel();
+                if (m_wedged) {
+                    // Already reported as hung; the late result is logged, not sent.
+                    spdlog::warn("step {} returned after being reported hung: {}", step,
+                                 core::to_string(result.verdict));
+                    m_wedged = false;
+                } else {
+                    spdlog::info("step {}: {} {}", step, core::to_string(result.verdict),
+                                 result.detail);
+                    send(core::msg::StepResult{step, result});
+                }
+                m_busy = false;
+            });
+        });
+    }
+
+    void heartbeat_tick() {
+        if (m_finished) {
+            return;
+        }
+        auto silent = Clock::now() - m_last_received;
+        if (silent > 3 * m_heartbeat) {
+            lost("no heartbeat from controller for " +
+                 std::to_string(std::chrono::duration_cast<std::chrono::seconds>(silent).count()) +
+                 " s");
+            return;
+        }
+        send(core::msg::Heartbeat{});
+        m_timer.expires_after(m_heartbeat);
+        m_timer.async_wait([this](boost::system::error_code ec) {
+            if (!ec) {
+                heartbeat_tick();
+            }
+        });
+    }
+
+    // Any thread.
+    void post_send(core::Message message) {
+        asio::post(m_io, [this, message = std::move(message)] { send(message); });
+    }
+
+    void send(const core::Message& message) {
+        if (m_finished) {
+            return;
+        }
+        auto frame = core::encode_frame(core::serialize(message));
+        if (!frame) {
+            spdlog::error("cannot send {}: {}", core::message_type(message), frame.error().message);
+            return;
+        }
+        m_write_queue.push_back(std::move(frame.value()));
+        if (m_write_queue.size() == 1) {
+            write_next();
+        }
+    }
+
+    void write_next() {
+        asio::async_write(m_socket, asio::buffer(m_write_queue.front()),
+                          [this](boost::system::error_code ec, std::size_t) {
+                              if (m_finished) {
+                                  return;
+                              }
+                              if (ec) {
+                                  lost("write failed: " + ec.message());
+                                  return;
+                              }
+                              m_write_queue.pop_front();
+                              if (!m_write_queue.empty()) {
+                                  write_next();
+                              } else if (m_finish_after_write) {
+                                  finish(m_exit_code);
+                              }
+                          });
+    }
+
+    void lost(const std::string& why) {
+        spdlog::error("lost the controller: {}", why);
+        finish(k_agent_failed);
+    }
+
+    void finish(int code) {
+        if (m_finished) {
+            return;
+        }
+        m_finished = true;
+        m_exit_code = code;
+        m_cancel = true;
+        m_kv.fail_all("agent stopping");
+        boost::system::error_code ignored;
+        m_timer.cancel();
+        m_watchdog.cancel();
+        m_socket.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+        m_socket.close(ignored);
+        m_io.stop();
+    }
+
+    AgentOptions m_options;
+    asio::io_context m_io;
+    asio::ip::tcp::socket m_socket;
+    asio::steady_timer m_timer;
+    asio::steady_timer m_watchdog;
+    ControllerKvStore m_kv;
+    core::FrameDecoder m_decoder;
+    std::array<char, 64 * 1024> m_buffer{};
+    std::deque<std::string> m_write_queue;
+    std::string m_local_address;
+    Clock::time_point m_dial_deadline;
+    Clock::time_point m_last_received;
+    std::chrono::milliseconds m_heartbeat{2000};
+    long m_backoff_ms = 200;
+    std::thread m_worker;
+    std::atomic<bool> m_cancel{false};
+    bool m_worker_done = true;
+    bool m_busy = false;
+    bool m_wedged = false;
+    std::uint64_t m_current_step = 0;
+    bool m_authenticated = false;
+    bool m_finished = false;
+    bool m_finish_after_write = false;
+    int m_exit_code = k_agent_failed;
+};
+
+}  // namespace
+
+int run_agent(const AgentOptions& options) {
+    Session session(options);
+    return session.run();
+}
+
+}  // namespace preflight::agent

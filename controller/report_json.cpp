@@ -1,1 +1,214 @@
-// placeholder: implementation in progress
+#include "controller/report_json.hpp"
+
+#include <filesystem>
+#include <string_view>
+
+#include "controller/report_terminal.hpp"
+#include "core/atomic_file.hpp"
+
+namespace preflight::controller {
+
+namespace {
+
+// Built once as a template: nlohmann::json (keys sorted) for to_json, nlohmann::ordered_json for
+// the rendered file, so that a person opening report.json sees schema_version and the summary first
+// and each object's keys in the documented order.
+template <class J>
+void put_optional(J& j, const char* key, const std::optional<double>& value) {
+    // Written only when set: a check judged by floors alone has no median, and a null there would
+    // suggest a median existed but was unknown.
+    if (value) {
+        j[key] = *value;
+    }
+}
+
+template <class J>
+J check_json(const NodeCheck& c) {
+    J j = J::object();
+    j["verdict"] = std::string(core::to_string(c.verdict));
+    j["metrics"] = J(c.metrics);
+    j["detail"] = c.detail;
+    put_optional(j, "median", c.median);
+    put_optional(j, "mad", c.mad);
+    put_optional(j, "fraction_of_median", c.fraction_of_median);
+    put_optional(j, "threshold", c.threshold);
+    put_optional(j, "floor", c.floor);
+    return j;
+}
+
+template <class J>
+J node_json(const NodeReport& n) {
+    J checks = J::object();
+    for (const auto& c : n.checks) {
+        checks[c.check] = check_json<J>(c);
+    }
+    J j = J::object();
+    j["name"] = n.name;
+    j["labels"] = J(n.labels);
+    j["verdict"] = std::string(core::to_string(n.verdict));
+    j["reasons"] = J(n.reasons);
+    j["checks"] = std::move(checks);
+    return j;
+}
+
+template <class J>
+J group_json(const GroupRecord& g) {
+    J j = J::object();
+    j["round"] = g.round;
+    j["id"] = g.id;
+    j["check"] = g.check;
+    j["members"] = J(g.members);
+    // null, not 0: a group that produced no value must not read as a very slow one.
+    j["busbw_gbps"] = g.busbw_gbps ? J(*g.busbw_gbps) : J(nullptr);
+    j["rank_busbw_gbps"] = J(g.rank_busbw_gbps);
+    j["slow"] = g.slow;
+    j["error"] = g.error;
+    j["seconds"] = g.seconds;
+    return j;
+}
+
+template <class J>
+J action_json(const Action& a) {
+    J j = J::object();
+    j["node"] = a.node;
+    j["kind"] = a.kind;
+    j["sink"] = a.sink;
+    j["reason"] = a.reason;
+    j["argv"] = J(a.argv);
+    j["patch"] = J(a.patch);
+    j["applied"] = a.applied;
+    j["error"] = a.error;
+    return j;
+}
+
+template <class J>
+J summary_json(const std::vector<NodeReport>& nodes) {
+    int pass = 0, warn = 0, fail = 0, skip = 0, error = 0;
+    for (const auto& n : nodes) {
+        switch (n.verdict) {
+            case core::Verdict::pass:
+                ++pass;
+                break;
+            case core::Verdict::warn:
+                ++warn;
+                break;
+            case core::Verdict::fail:
+                ++fail;
+                break;
+            case core::Verdict::skip:
+                ++skip;
+                break;
+            case core::Verdict::error:
+                ++error;
+                break;
+        }
+    }
+    J j = J::object();
+    j["pass"] = pass;
+    j["warn"] = warn;
+    j["fail"] = fail;
+    j["skip"] = skip;
+    j["error"] = error;
+    j["total"] = static_cast<int>(nodes.size());
+    return j;
+}
+
+template <class J>
+J report_json(const RunReport& r) {
+    J j = J::object();
+    j["schema_version"] = r.schema_version;
+    j["run_id"] = r.run_id;
+    j["started_at"] = r.started_at;
+    j["finished_at"] = r.finished_at;
+    j["wall_seconds"] = r.wall_seconds;
+    j["launcher"] = r.launcher;
+    j["apply"] = r.apply;
+    // An object even when the caller set nothing, so that scripts can index into it
+    // unconditionally.
+    j["config"] = r.config.is_null() ? J::object() : J(r.config);
+    j["summary"] = summary_json<J>(r.nodes);
+    J nodes = J::array();
+    for (const auto& n : r.nodes) {
+        nodes.push_back(node_json<J>(n));
+    }
+    j["nodes"] = std::move(nodes);
+    J groups = J::array();
+    for (const auto& g : r.groups) {
+        groups.push_back(group_json<J>(g));
+    }
+    j["groups"] = std::move(groups);
+    J rounds = J::array();
+    for (const auto& s : r.rounds) {
+        J round = J::object();
+        round["round"] = s.round;
+        round["purpose"] = s.purpose;
+        round["steps"] = s.steps;
+        round["seconds"] = s.seconds;
+        rounds.push_back(std::move(round));
+    }
+    j["rounds"] = std::move(rounds);
+    J actions = J::array();
+    for (const auto& a : r.actions) {
+        actions.push_back(action_json<J>(a));
+    }
+    j["actions"] = std::move(actions);
+    J breaker = J::object();
+    breaker["tripped"] = r.breaker.tripped;
+    breaker["candidates"] = r.breaker.candidates;
+    breaker["planned"] = r.breaker.planned;
+    breaker["allowed"] = r.breaker.allowed;
+    breaker["max_action_fraction"] = r.breaker.max_action_fraction;
+    breaker["message"] = r.breaker.message;
+    j["breaker"] = std::move(breaker);
+    j["exit_code"] = r.exit_code;
+    return j;
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const RunReport& r) {
+    j = report_json<nlohmann::json>(r);
+}
+
+std::string render_json(const RunReport& report) {
+    const auto j = report_json<nlohmann::ordered_json>(report);
+    // Node names, details and reasons come from agents and child processes; a stray invalid byte
+    // must not throw away the whole report, so it is replaced instead.
+    std::string out = j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    out += '\n';
+    return out;
+}
+
+core::Status write_report_files(const RunReport& report, const std::string& report_dir,
+                                const std::string& json_path) {
+    if (report_dir.empty() && json_path.empty()) {
+        return {};
+    }
+    const std::string json_text = render_json(report);
+    std::string errors;
+    auto write = [&errors](const std::string& path, const std::string& content) {
+        core::Status s = core::write_file_atomic(path, content);
+        if (!s) {
+            if (!errors.empty()) {
+                errors += "; ";
+            }
+            errors += "write " + path + ": " + s.error().message;
+        }
+    };
+    // Every file is attempted even after one fails: a full disk under the report directory should
+    // not also lose the --json copy the caller's tooling reads.
+    if (!report_dir.empty()) {
+        const std::filesystem::path dir(report_dir);
+        write((dir / "report.json").string(), json_text);
+        write((dir / "report.txt").string(), render_terminal(report, false));
+    }
+    if (!json_path.empty()) {
+        write(json_path, json_text);
+    }
+    if (!errors.empty()) {
+        return core::Error{errors};
+    }
+    return {};
+}
+
+}  // namespace preflight::controller

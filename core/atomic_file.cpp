@@ -1,10 +1,10 @@
 #include "core/atomic_file.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
-#include <unistd.h>
 
 namespace preflight::core {
 
@@ -14,8 +14,7 @@ Status write_file_atomic(const std::string& path, const std::string& content) {
     if (target.has_parent_path()) {
         std::filesystem::create_directories(target.parent_path(), ec);
         if (ec) {
-            return Error{"create directory " + target.parent_path().string() + ": " +
-                         ec.message()};
+            return Error{"create directory " + target.parent_path().string() + ": " + ec.message()};
         }
     }
     std::string temp = path + ".tmp." + std::to_string(::getpid());

@@ -1,5 +1,5 @@
-// Writes a file so readers see the old content or the new, never a torn one: a temp file in the same
-// directory, fsync, then rename. Creates missing parent directories.
+// Writes a file so readers see the old content or the new, never a torn one: a temp file in the
+// same directory, fsync, then rename. Creates missing parent directories.
 #pragma once
 
 #include <string>

@@ -1,1 +1,134 @@
-// placeholder: implementation in progress
+#include "core/auth.hpp"
+
+#include <sys/stat.h>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+namespace preflight::core {
+namespace {
+
+std::string to_hex(const unsigned char* data, std::size_t n) {
+    static constexpr char k_digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(2 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+        out.push_back(k_digits[data[i] >> 4]);
+        out.push_back(k_digits[data[i] & 0xf]);
+    }
+    return out;
+}
+
+std::string strip_newlines(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) {
+        s.pop_back();
+    }
+    return s;
+}
+
+}  // namespace
+
+std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int mac_len = 0;
+    HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+         reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &mac_len);
+    return to_hex(mac, mac_len);
+}
+
+std::string auth_mac(std::string_view token, std::string_view nonce, std::string_view node) {
+    std::string message;
+    message.reserve(nonce.size() + node.size());
+    message.append(nonce);
+    message.append(node);
+    return hmac_sha256_hex(token, message);
+}
+
+bool constant_time_equal(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) {
+        return false;
+    }
+    return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+std::string random_hex(std::size_t bytes) {
+    std::string raw(bytes, '\0');
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
+        // A CSPRNG failure must never degrade into a guessable token.
+        std::abort();
+    }
+    return to_hex(reinterpret_cast<const unsigned char*>(raw.data()), bytes);
+}
+
+Result<std::string> load_token(const std::string& token_file) {
+    std::string file = token_file;
+    if (file.empty()) {
+        if (const char* env_file = std::getenv(k_token_file_env); env_file && *env_file) {
+            file = env_file;
+        }
+    }
+    if (!file.empty()) {
+        struct stat st {};
+        if (::stat(file.c_str(), &st) != 0) {
+            return Error{"token file " + file + ": cannot stat"};
+        }
+        if ((st.st_mode & 077) != 0) {
+            return Error{"token file " + file + " is readable by group or others (chmod 600 it)"};
+        }
+        std::ifstream in(file);
+        if (!in) {
+            return Error{"token file " + file + ": cannot read"};
+        }
+        std::stringstream buffer;
+        buffer << in.rdbuf();
+        std::string token = strip_newlines(buffer.str());
+        if (token.empty()) {
+            return Error{"token file " + file + " is empty"};
+        }
+        return token;
+    }
+    if (const char* env = std::getenv(k_token_env); env && *env) {
+        return strip_newlines(env);
+    }
+    return Error{std::string("no token: set ") + k_token_env + " or " + k_token_file_env +
+                 " (or pass --token-file)"};
+}
+
+std::string base64_encode(const std::vector<char>& bytes) {
+    std::string out(4 * ((bytes.size() + 2) / 3), '\0');
+    int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                            reinterpret_cast<const unsigned char*>(bytes.data()),
+                            static_cast<int>(bytes.size()));
+    out.resize(static_cast<std::size_t>(n));
+    return out;
+}
+
+Result<std::vector<char>> base64_decode(std::string_view text) {
+    if (text.size() % 4 != 0) {
+        return Error{"base64: length " + std::to_string(text.size()) + " is not a multiple of 4"};
+    }
+    std::vector<char> out(3 * (text.size() / 4));
+    int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                            reinterpret_cast<const unsigned char*>(text.data()),
+                            static_cast<int>(text.size()));
+    if (n < 0) {
+        return Error{"base64: invalid character"};
+    }
+    // EVP_DecodeBlock counts padding as zero bytes; drop them.
+    std::size_t padding = 0;
+    if (!text.empty() && text.back() == '=') {
+        ++padding;
+        if (text.size() >= 2 && text[text.size() - 2] == '=') {
+            ++padding;
+        }
+    }
+    out.resize(static_cast<std::size_t>(n) - padding);
+    return out;
+}
+
+}  // namespace preflight::core

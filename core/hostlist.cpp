@@ -1,1 +1,383 @@
-// placeholder: implementation in progress
+#include "core/hostlist.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <utility>
+
+namespace preflight::core {
+
+namespace {
+
+// Far more than any cluster; stops "n[0-999999999]" from eating memory before anything checks it.
+constexpr std::uint64_t k_max_names = 1'000'000;
+// 18 decimal digits always fit in uint64 without overflow checks.
+constexpr std::size_t k_max_digits = 18;
+
+struct Range {
+    std::uint64_t lo = 0;
+    std::uint64_t hi = 0;
+    std::size_t width = 0;  // digits of the lower bound as written; numbers are zero-padded to it
+};
+
+// One piece of a hostlist item: literal text, or a bracket of ranges.
+struct Segment {
+    std::string literal;
+    std::vector<Range> ranges;
+    bool is_bracket = false;
+};
+
+std::string at(std::size_t index) {
+    return " at " + std::to_string(index + 1);
+}
+
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
+std::string pad(std::uint64_t n, std::size_t width) {
+    std::string digits = std::to_string(n);
+    if (digits.size() < width) {
+        digits.insert(0, width - digits.size(), '0');
+    }
+    return digits;
+}
+
+// Brackets are checked first so that "gpu[1-2,login1" reports the unclosed '[' rather than whatever
+// character the range parser would trip over.
+std::optional<Error> check_brackets(std::string_view expr) {
+    std::optional<std::size_t> open;
+    for (std::size_t i = 0; i < expr.size(); ++i) {
+        if (expr[i] == '[') {
+            if (open) {
+                return Error{"nested '['" + at(i)};
+            }
+            open = i;
+        } else if (expr[i] == ']') {
+            if (!open) {
+                return Error{"unbalanced ']'" + at(i)};
+            }
+            open.reset();
+        }
+    }
+    if (open) {
+        return Error{"unbalanced '['" + at(*open)};
+    }
+    return std::nullopt;
+}
+
+// Parses the digits at expr[i...]; i is left after them.
+Result<std::pair<std::uint64_t, std::size_t>> parse_number(std::string_view expr, std::size_t& i) {
+    const std::size_t start = i;
+    while (i < expr.size() && is_digit(expr[i])) {
+        ++i;
+    }
+    if (i == start) {
+        if (i < expr.size() && (expr[i] == ']' || expr[i] == ',' || expr[i] == '-')) {
+            return Error{"empty range" + at(i)};
+        }
+        return Error{"non-digit '" + std::string(1, expr[i]) + "' in range" + at(i)};
+    }
+    if (i - start > k_max_digits) {
+        return Error{"number too long in range" + at(start)};
+    }
+    std::uint64_t value = 0;
+    for (std::size_t k = start; k < i; ++k) {
+        value = value * 10 + static_cast<std::uint64_t>(expr[k] - '0');
+    }
+    return std::pair{value, i - start};
+}
+
+// Parses "[a-b,c,...]" with expr[i] == '[' (brackets known to be balanced); i is left after ']'.
+Result<std::vector<Range>> parse_bracket(std::string_view expr, std::size_t& i) {
+    std::vector<Range> ranges;
+    ++i;
+    while (true) {
+        const std::size_t range_start = i;
+        auto lo = parse_number(expr, i);
+        if (!lo) {
+            return lo.error();
+        }
+        Range range{lo->first, lo->first, lo->second};
+        if (expr[i] == '-') {
+            ++i;
+            auto hi = parse_number(expr, i);
+            if (!hi) {
+                return hi.error();
+            }
+            range.hi = hi->first;
+            if (range.hi < range.lo) {
+                return Error{"descending range '" +
+                             std::string(expr.substr(range_start, i - range_start)) + "'" +
+                             at(range_start)};
+            }
+        }
+        ranges.push_back(range);
+        if (expr[i] == ']') {
+            ++i;
+            return ranges;
+        }
+        if (expr[i] != ',') {
+            return Error{"non-digit '" + std::string(1, expr[i]) + "' in range" + at(i)};
+        }
+        ++i;
+    }
+}
+
+// Number of names an item expands to, saturated just above the cap so that nothing overflows.
+std::uint64_t count_names(const std::vector<Segment>& segments) {
+    std::uint64_t total = 1;
+    for (const auto& segment : segments) {
+        if (!segment.is_bracket) {
+            continue;
+        }
+        std::uint64_t in_bracket = 0;
+        for (const auto& r : segment.ranges) {
+            in_bracket += std::min(r.hi - r.lo + 1, k_max_names + 1);
+            in_bracket = std::min(in_bracket, k_max_names + 1);
+        }
+        total = std::min(total * in_bracket, k_max_names + 1);
+    }
+    return total;
+}
+
+// Cartesian product of the segments, leftmost bracket outermost (as Slurm orders "a[1-2]b[1-2]").
+void generate(const std::vector<Segment>& segments, std::size_t index, std::string& prefix,
+              std::vector<std::string>& out) {
+    if (index == segments.size()) {
+        out.push_back(prefix);
+        return;
+    }
+    const auto& segment = segments[index];
+    const std::size_t keep = prefix.size();
+    if (!segment.is_bracket) {
+        prefix += segment.literal;
+        generate(segments, index + 1, prefix, out);
+        prefix.resize(keep);
+        return;
+    }
+    for (const auto& r : segment.ranges) {
+        for (std::uint64_t n = r.lo;; ++n) {
+            prefix += pad(n, r.width);
+            generate(segments, index + 1, prefix, out);
+            prefix.resize(keep);
+            if (n == r.hi) {
+                break;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> expand_hostlist(std::string_view expr) {
+    std::vector<std::string> names;
+    if (expr.empty()) {
+        return names;
+    }
+    if (auto error = check_brackets(expr)) {
+        return *error;
+    }
+    std::uint64_t total = 0;
+    std::size_t i = 0;
+    while (true) {
+        const std::size_t item_start = i;
+        std::vector<Segment> segments;
+        while (i < expr.size() && expr[i] != ',') {
+            if (expr[i] == '[') {
+                const std::size_t bracket = i;
+                auto ranges = parse_bracket(expr, i);
+                if (!ranges) {
+                    return ranges.error();
+                }
+                segments.push_back(Segment{{}, std::move(*ranges), true});
+                if (count_names(segments) > k_max_names - total) {
+                    return Error{"hostlist expands to more than " + std::to_string(k_max_names) +
+                                 " names" + at(bracket)};
+                }
+            } else {
+                if (segments.empty() || segments.back().is_bracket) {
+                    segments.push_back(Segment{});
+                }
+                segments.back().literal += expr[i];
+                ++i;
+            }
+        }
+        if (segments.empty()) {
+            return Error{"empty host name" + at(item_start)};
+        }
+        const std::uint64_t count = count_names(segments);
+        if (count > k_max_names - total) {
+            return Error{"hostlist expands to more than " + std::to_string(k_max_names) + " names" +
+                         at(item_start)};
+        }
+        total += count;
+        std::string scratch;
+        generate(segments, 0, scratch, names);
+        if (i == expr.size()) {
+            return names;
+        }
+        ++i;  // the ','; a trailing one leaves an empty item, reported above on the next pass
+    }
+}
+
+namespace {
+
+// Names grouped for compression: same prefix and padding width. width 0 means "natural" numbers
+// (no leading zero), which print as themselves at any width.
+struct Group {
+    std::string prefix;
+    std::size_t width = 0;
+    std::vector<std::uint64_t> numbers;
+};
+
+struct Split {
+    std::string prefix;
+    std::string digits;
+};
+
+std::optional<Split> split_trailing_number(const std::string& name) {
+    std::size_t start = name.size();
+    while (start > 0 && is_digit(name[start - 1])) {
+        --start;
+    }
+    const std::size_t digits = name.size() - start;
+    if (digits == 0 || digits > k_max_digits) {
+        return std::nullopt;
+    }
+    return Split{name.substr(0, start), name.substr(start)};
+}
+
+bool is_padded(const std::string& digits) {
+    return digits.size() > 1 && digits[0] == '0';
+}
+
+std::uint64_t to_number(const std::string& digits) {
+    std::uint64_t value = 0;
+    for (char c : digits) {
+        value = value * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    return value;
+}
+
+struct RangeText {
+    std::uint64_t lo = 0;
+    std::size_t width = 0;
+    std::string text;
+};
+
+// "lo-hi" runs of consecutive numbers, each bound padded to the group's width.
+std::vector<RangeText> ranges_of(Group& group) {
+    auto& v = group.numbers;
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    std::vector<RangeText> out;
+    for (std::size_t i = 0; i < v.size();) {
+        std::size_t j = i;
+        while (j + 1 < v.size() && v[j + 1] == v[j] + 1) {
+            ++j;
+        }
+        std::string text = pad(v[i], group.width);
+        if (j > i) {
+            text += "-" + pad(v[j], group.width);
+        }
+        out.push_back(RangeText{v[i], group.width, std::move(text)});
+        i = j + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string compress_hostlist(const std::vector<std::string>& names) {
+    // Padded widths seen per prefix: a natural number as wide as a padded group (100 next to 099)
+    // prints the same in that group, and joining it lets 099,100 merge into one range.
+    std::map<std::string, std::vector<std::size_t>> padded_widths;
+    for (const auto& name : names) {
+        if (auto split = split_trailing_number(name); split && is_padded(split->digits)) {
+            padded_widths[split->prefix].push_back(split->digits.size());
+        }
+    }
+
+    // Output items in order of first appearance: either a literal name or a prefix whose groups
+    // share one bracket (each range keeps its own width, so "gpu[001-064,100]" is one item).
+    struct Item {
+        bool literal = false;
+        std::string text;                 // the literal name, or the prefix
+        std::vector<std::size_t> groups;  // indices into groups, for a prefix
+    };
+    std::vector<Item> items;
+    std::map<std::string, std::size_t> literal_index;
+    std::map<std::string, std::size_t> prefix_index;
+    std::vector<Group> groups;
+    std::map<std::pair<std::string, std::size_t>, std::size_t> group_index;
+
+    for (const auto& name : names) {
+        auto split = split_trailing_number(name);
+        if (!split) {
+            if (literal_index.emplace(name, items.size()).second) {
+                items.push_back(Item{true, name, {}});
+            }
+            continue;
+        }
+        std::size_t width = 0;
+        if (is_padded(split->digits)) {
+            width = split->digits.size();
+        } else {
+            for (std::size_t w : padded_widths[split->prefix]) {
+                if (w <= split->digits.size()) {
+                    width = std::max(width, w);
+                }
+            }
+        }
+        auto [pit, new_prefix] = prefix_index.emplace(split->prefix, items.size());
+        if (new_prefix) {
+            items.push_back(Item{false, split->prefix, {}});
+        }
+        auto [git, new_group] = group_index.emplace(std::pair{split->prefix, width}, groups.size());
+        if (new_group) {
+            groups.push_back(Group{split->prefix, width, {}});
+            items[pit->second].groups.push_back(git->second);
+        }
+        groups[git->second].numbers.push_back(to_number(split->digits));
+    }
+
+    std::string out;
+    for (const auto& item : items) {
+        if (!out.empty()) {
+            out += ",";
+        }
+        if (item.literal) {
+            out += item.text;
+            continue;
+        }
+        std::vector<RangeText> ranges;
+        for (std::size_t g : item.groups) {
+            auto more = ranges_of(groups[g]);
+            ranges.insert(ranges.end(), more.begin(), more.end());
+        }
+        // Ordered by value, then width, so the output depends only on the set of names per prefix.
+        std::sort(ranges.begin(), ranges.end(), [](const RangeText& a, const RangeText& b) {
+            return a.lo != b.lo ? a.lo < b.lo : a.width < b.width;
+        });
+        out += item.text;
+        const bool single =
+            ranges.size() == 1 && ranges.front().text.find('-') == std::string::npos;
+        if (!single) {
+            out += "[";
+        }
+        for (std::size_t k = 0; k < ranges.size(); ++k) {
+            if (k > 0) {
+                out += ",";
+            }
+            out += ranges[k].text;
+        }
+        if (!single) {
+            out += "]";
+        }
+    }
+    return out;
+}
+
+}  // namespace preflight::core

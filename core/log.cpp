@@ -1,1 +1,86 @@
-// placeholder: implementation in progress
+#include "core/log.hpp"
+
+#include <cstdio>
+
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace preflight::core {
+namespace {
+
+// %v is the message; a custom flag escapes it so each line is one valid JSON object.
+class JsonMessageFlag final : public spdlog::custom_flag_formatter {
+  public:
+    void format(const spdlog::details::log_msg& msg, const std::tm&,
+                spdlog::memory_buf_t& dest) override {
+        std::string escaped = json_escape(std::string(msg.payload.data(), msg.payload.size()));
+        dest.append(escaped.data(), escaped.data() + escaped.size());
+    }
+    std::unique_ptr<custom_flag_formatter> clone() const override {
+        return std::make_unique<JsonMessageFlag>();
+    }
+};
+
+}  // namespace
+
+std::string json_escape(const std::string& s) {
+    std::string out;
+    out.reserve(s.size() + 8);
+    for (unsigned char c : s) {
+        switch (c) {
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            default:
+                if (c < 0x20) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                    out += buf;
+                } else {
+                    out.push_back(static_cast<char>(c));
+                }
+        }
+    }
+    return out;
+}
+
+Status init_logging(const std::string& level, LogFormat format, const std::string& component) {
+    auto parsed = spdlog::level::from_str(level);
+    if (parsed == spdlog::level::off && level != "off") {
+        return Error{"unknown log level '" + level + "' (trace, debug, info, warn, error, off)"};
+    }
+    auto logger = std::make_shared<spdlog::logger>(
+        component, std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    std::unique_ptr<spdlog::pattern_formatter> formatter;
+    if (format == LogFormat::json) {
+        formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+        formatter->add_flag<JsonMessageFlag>('*').set_pattern(
+            R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","component":"%n","pid":%P,"msg":"%*"})");
+    } else {
+        formatter = std::make_unique<spdlog::pattern_formatter>();
+        formatter->set_pattern("%H:%M:%S.%e %^%-5l%$ [%n] %v");
+    }
+    logger->set_formatter(std::move(formatter));
+    logger->set_level(parsed);
+    logger->flush_on(spdlog::level::warn);
+    spdlog::set_default_logger(logger);
+    spdlog::set_error_handler([](const std::string& message) {
+        std::fprintf(stderr, "preflight: logging error: %s\n", message.c_str());
+    });
+    return {};
+}
+
+}  // namespace preflight::core

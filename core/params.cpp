@@ -1,1 +1,115 @@
-// placeholder: implementation in progress
+#include "core/params.hpp"
+
+#include <algorithm>
+
+namespace preflight::core {
+
+namespace {
+
+std::string declared_names(const std::vector<ParamSpec>& specs) {
+    if (specs.empty()) {
+        return "none";
+    }
+    std::string out;
+    for (const auto& spec : specs) {
+        if (!out.empty()) {
+            out += ", ";
+        }
+        out += spec.name;
+    }
+    return out;
+}
+
+std::string_view with_article(ParamType type) {
+    switch (type) {
+        case ParamType::integer:
+            return "an integer";
+        case ParamType::number:
+            return "a number";
+        case ParamType::boolean:
+            return "a boolean";
+        case ParamType::string:
+            return "a string";
+        case ParamType::string_list:
+            return "a list of strings";
+    }
+    return "a value";
+}
+
+}  // namespace
+
+bool param_type_matches(ParamType type, const nlohmann::json& value) {
+    switch (type) {
+        case ParamType::integer:
+            return value.is_number_integer();
+        case ParamType::number:
+            // 3 is a fine value for a number; the reverse (3.0 for an integer) is not accepted.
+            return value.is_number();
+        case ParamType::boolean:
+            return value.is_boolean();
+        case ParamType::string:
+            return value.is_string();
+        case ParamType::string_list:
+            return value.is_array() && std::all_of(value.begin(), value.end(),
+                                                   [](const auto& v) { return v.is_string(); });
+    }
+    return false;
+}
+
+std::string_view to_string(ParamType type) {
+    switch (type) {
+        case ParamType::integer:
+            return "integer";
+        case ParamType::number:
+            return "number";
+        case ParamType::boolean:
+            return "boolean";
+        case ParamType::string:
+            return "string";
+        case ParamType::string_list:
+            return "string list";
+    }
+    return "unknown";
+}
+
+Result<nlohmann::json> resolve_params(const std::vector<ParamSpec>& specs,
+                                      const nlohmann::json& given) {
+    // null stands for "no parameters given" (a run frame without a params key).
+    if (!given.is_null() && !given.is_object()) {
+        return Error{"parameters must be an object, got " + std::string(given.type_name())};
+    }
+    auto find = [&](const std::string& name) {
+        return std::find_if(specs.begin(), specs.end(),
+                            [&](const ParamSpec& s) { return s.name == name; });
+    };
+
+    nlohmann::json resolved = nlohmann::json::object();
+    if (given.is_object()) {
+        for (const auto& [name, value] : given.items()) {
+            auto spec = find(name);
+            if (spec == specs.end()) {
+                return Error{"unknown parameter '" + name +
+                             "' (declared: " + declared_names(specs) + ")"};
+            }
+            if (!param_type_matches(spec->type, value)) {
+                return Error{"parameter '" + name + "' must be " +
+                             std::string(with_article(spec->type)) + ", got " +
+                             std::string(value.type_name())};
+            }
+            resolved[name] = value;
+        }
+    }
+    for (const auto& spec : specs) {
+        if (resolved.contains(spec.name)) {
+            continue;
+        }
+        if (spec.default_value.is_null()) {
+            return Error{"missing required parameter '" + spec.name + "' (" +
+                         std::string(to_string(spec.type)) + ")"};
+        }
+        resolved[spec.name] = spec.default_value;
+    }
+    return resolved;
+}
+
+}  // namespace preflight::core

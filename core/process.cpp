@@ -1,1 +1,342 @@
-// placeholder: implementation in progress
+#include "core/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <thread>
+
+extern char** environ;
+
+namespace preflight::core {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Builds the child's environment: ours with overrides applied.
+std::vector<std::string> build_env(const std::map<std::string, std::string>& overrides) {
+    std::vector<std::string> env;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+        std::string entry(*e);
+        auto eq = entry.find('=');
+        if (eq != std::string::npos && overrides.count(entry.substr(0, eq)) != 0) {
+            continue;
+        }
+        env.push_back(std::move(entry));
+    }
+    for (const auto& [key, value] : overrides) {
+        env.push_back(key + "=" + value);
+    }
+    return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    out.reserve(strings.size() + 1);
+    for (auto& s : strings) {
+        out.push_back(s.data());
+    }
+    out.push_back(nullptr);
+    return out;
+}
+
+// Forks and execs argv in a new process group. stdout_fd/stdin_fd are dup'ed onto 1/2 and 0 when >=
+// 0. Everything the child needs is prepared before fork, so the child only calls async-signal-safe
+// functions. An exec failure is reported back through a close-on-exec pipe.
+Result<pid_t> fork_exec(const std::vector<std::string>& argv,
+                        const std::map<std::string, std::string>& env_overrides, int out_fd,
+                        int in_fd) {
+    if (argv.empty()) {
+        return Error{"empty argv"};
+    }
+    std::vector<std::string> args = argv;
+    std::vector<std::string> env = build_env(env_overrides);
+    auto c_args = c_strings(args);
+    auto c_env = c_strings(env);
+
+    int error_pipe[2];
+    if (::pipe2(error_pipe, O_CLOEXEC) != 0) {
+        return Error{std::string("pipe: ") + std::strerror(errno)};
+    }
+    pid_t pid = ::fork();
+    if (pid < 0) {
+        int err = errno;
+        ::close(error_pipe[0]);
+        ::close(error_pipe[1]);
+        return Error{std::string("fork: ") + std::strerror(err)};
+    }
+    if (pid == 0) {
+        ::setpgid(0, 0);
+        // Undo signal dispositions a parent may have changed; a child must die on SIGINT/SIGTERM.
+        ::signal(SIGINT, SIG_DFL);
+        ::signal(SIGTERM, SIG_DFL);
+        ::signal(SIGPIPE, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        if (in_fd >= 0) {
+            ::dup2(in_fd, 0);
+        } else {
+            int devnull = ::open("/dev/null", O_RDONLY);
+            if (devnull >= 0) {
+                ::dup2(devnull, 0);
+            }
+        }
+        if (out_fd >= 0) {
+            ::dup2(out_fd, 1);
+            ::dup2(out_fd, 2);
+        }
+        ::execvpe(c_args[0], c_args.data(), c_env.data());
+        int err = errno;
+        ssize_t ignored = ::write(error_pipe[1], &err, sizeof err);
+        (void)ignored;
+        ::_exit(127);
+    }
+    // Also set the group from the parent to close the race with an early kill.
+    ::setpgid(pid, pid);
+    ::close(error_pipe[1]);
+    int child_errno = 0;
+    ssize_t n;
+    do {
+        n = ::read(error_pipe[0], &child_errno, sizeof child_errno);
+    } while (n < 0 && errno == EINTR);
+    ::close(error_pipe[0]);
+    if (n == sizeof child_errno) {
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        return Error{"cannot execute '" + argv[0] + "': " + std::strerror(child_errno)};
+    }
+    return pid;
+}
+
+void kill_group(pid_t pid, int sig) {
+    if (pid > 0) {
+        ::kill(-pid, sig);
+    }
+}
+
+}  // namespace
+
+std::string ProcessResult::describe() const {
+    if (timed_out) {
+        return "timed out (process group killed)";
+    }
+    if (signal != 0) {
+        return "killed by signal " + std::to_string(signal);
+    }
+    return "exit " + std::to_string(exit_code);
+}
+
+Result<ProcessResult> SystemCommandRunner::run(const std::vector<std::string>& argv,
+                                               const ProcessOptions& options) {
+    return run_process(argv, options);
+}
+
+Result<ProcessResult> run_process(const std::vector<std::string>& argv,
+                                  const ProcessOptions& options) {
+    int out_pipe[2] = {-1, -1};
+    int out_fd = -1;
+    if (!options.stdout_path.empty()) {
+        out_fd =
+            ::open(options.stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (out_fd < 0) {
+            return Error{"open " + options.stdout_path + ": " + std::strerror(errno)};
+        }
+    } else {
+        if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
+            return Error{std::string("pipe: ") + std::strerror(errno)};
+        }
+        out_fd = out_pipe[1];
+    }
+    int in_pipe[2] = {-1, -1};
+    if (::pipe2(in_pipe, O_CLOEXEC) != 0) {
+        ::close(out_fd);
+        if (out_pipe[0] >= 0) {
+            ::close(out_pipe[0]);
+        }
+        return Error{std::string("pipe: ") + std::strerror(errno)};
+    }
+
+    auto spawned = fork_exec(argv, options.env, out_fd, in_pipe[0]);
+    ::close(out_fd);
+    ::close(in_pipe[0]);
+    if (!spawned) {
+        ::close(in_pipe[1]);
+        if (out_pipe[0] >= 0) {
+            ::close(out_pipe[0]);
+        }
+        return spawned.error();
+    }
+    pid_t pid = *spawned;
+
+    // Small inputs only (a token, a config); a child that does not read them gets EPIPE, not us.
+    if (!options.stdin_data.empty()) {
+        ::signal(SIGPIPE, SIG_IGN);
+        std::size_t off = 0;
+        while (off < options.stdin_data.size()) {
+            ssize_t n = ::write(in_pipe[1], options.stdin_data.data() + off,
+                                options.stdin_data.size() - off);
+            if (n <= 0) {
+                break;
+            }
+            off += static_cast<std::size_t>(n);
+        }
+    }
+    ::close(in_pipe[1]);
+
+    ProcessResult result;
+    auto deadline = options.timeout ? Clock::now() + *options.timeout : Clock::time_point::max();
+    int status = 0;
+    bool reaped = false;
+    bool term_sent = false;
+    Clock::time_point kill_at{};
+    char buffer[4096];
+    while (!reaped) {
+        auto now = Clock::now();
+        if (now >= deadline && !term_sent) {
+            result.timed_out = true;
+            kill_group(pid, SIGTERM);
+            term_sent = true;
+            kill_at = now + std::chrono::seconds(2);
+        }
+        if (term_sent && now >= kill_at) {
+            kill_group(pid, SIGKILL);
+        }
+        if (out_pipe[0] >= 0) {
+            pollfd pfd{out_pipe[0], POLLIN, 0};
+            int rc = ::poll(&pfd, 1, 50);
+            if (rc > 0) {
+                ssize_t n = ::read(out_pipe[0], buffer, sizeof buffer);
+                if (n > 0) {
+                    result.output.append(buffer, static_cast<std::size_t>(n));
+                    continue;
+                }
+                // EOF: the child (and everything holding the pipe) closed it.
+                ::close(out_pipe[0]);
+                out_pipe[0] = -1;
+            }
+        } else {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        pid_t w = ::waitpid(pid, &status, WNOHANG);
+        if (w == pid) {
+            reaped = true;
+        }
+    }
+    // Drain what the child wrote just before exiting; bounded so a grandchild holding the pipe
+    // open cannot block us.
+    if (out_pipe[0] >= 0) {
+        auto drain_until = Clock::now() + std::chrono::milliseconds(200);
+        while (Clock::now() < drain_until) {
+            pollfd pfd{out_pipe[0], POLLIN, 0};
+            if (::poll(&pfd, 1, 20) <= 0) {
+                break;
+            }
+            ssize_t n = ::read(out_pipe[0], buffer, sizeof buffer);
+            if (n <= 0) {
+                break;
+            }
+            result.output.append(buffer, static_cast<std::size_t>(n));
+        }
+        ::close(out_pipe[0]);
+    }
+    if (result.timed_out) {
+        kill_group(pid, SIGKILL);  // leftovers in the group
+    }
+    if (WIFEXITED(status)) {
+        result.exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        result.signal = WTERMSIG(status);
+    }
+    return result;
+}
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : m_pid(other.m_pid), m_status(other.m_status) {
+    other.m_pid = -1;
+}
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
+    if (this != &other) {
+        terminate(std::chrono::milliseconds(0));
+        m_pid = other.m_pid;
+        m_status = other.m_status;
+        other.m_pid = -1;
+    }
+    return *this;
+}
+
+ChildProcess::~ChildProcess() {
+    terminate(std::chrono::milliseconds(500));
+}
+
+Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv,
+                                         const std::map<std::string, std::string>& env,
+                                         const std::string& output_path) {
+    int out_fd = -1;
+    if (!output_path.empty()) {
+        out_fd = ::open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (out_fd < 0) {
+            return Error{"open " + output_path + ": " + std::strerror(errno)};
+        }
+    }
+    auto pid = fork_exec(argv, env, out_fd, -1);
+    if (out_fd >= 0) {
+        ::close(out_fd);
+    }
+    if (!pid) {
+        return pid.error();
+    }
+    ChildProcess child;
+    child.m_pid = *pid;
+    return child;
+}
+
+bool ChildProcess::running() {
+    if (m_pid <= 0 || m_status) {
+        return false;
+    }
+    int status = 0;
+    pid_t w = ::waitpid(m_pid, &status, WNOHANG);
+    if (w == m_pid) {
+        m_status = status;
+        return false;
+    }
+    return w == 0;
+}
+
+std::optional<int> ChildProcess::exit_status() const {
+    return m_status;
+}
+
+bool ChildProcess::wait_for(std::chrono::milliseconds timeout) {
+    auto deadline = Clock::now() + timeout;
+    while (running()) {
+        if (Clock::now() >= deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+}
+
+void ChildProcess::terminate(std::chrono::milliseconds grace) {
+    if (m_pid <= 0) {
+        return;
+    }
+    if (running()) {
+        kill_group(m_pid, SIGTERM);
+        if (!wait_for(grace)) {
+            kill_group(m_pid, SIGKILL);
+            wait_for(std::chrono::milliseconds(2000));
+        }
+    }
+    // The group may outlive its leader (a child that ignored SIGTERM); make sure it is gone.
+    kill_group(m_pid, SIGKILL);
+    m_pid = -1;
+}
+
+}  // namespace preflight::core

@@ -9,7 +9,7 @@
 namespace preflight::core {
 
 class SysfsReader {
-public:
+  public:
     explicit SysfsReader(std::filesystem::path root = "/") : m_root(std::move(root)) {}
 
     const std::filesystem::path& root() const { return m_root; }
@@ -22,7 +22,7 @@ public:
     // Names of entries in a directory, sorted; empty when absent.
     std::vector<std::string> list(const std::string& absolute) const;
 
-private:
+  private:
     std::filesystem::path m_root;
 };
 

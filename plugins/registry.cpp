@@ -1,1 +1,53 @@
-// placeholder: implementation in progress
+// The one table of built-in checks. Adding a check means adding a row here, nowhere else: no
+// self-registering statics, so what a binary can run is visible in one place.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugins/check.hpp"
+#include "plugins/link/netdev.hpp"
+
+#if PREFLIGHT_WITH_GLOO
+#include "plugins/collective/gloo_allreduce.hpp"
+#endif
+
+namespace preflight::plugins {
+
+namespace {
+
+template <class T>
+std::unique_ptr<Check> make() {
+    return std::make_unique<T>();
+}
+
+}  // namespace
+
+const std::vector<CheckEntry>& builtin_checks() {
+    static const std::vector<CheckEntry> k_checks = {
+        {"link.netdev", &make<NetdevCheck>},
+#if PREFLIGHT_WITH_GLOO
+        {"collective.gloo_allreduce", &make<GlooAllreduceCheck>},
+#endif
+    };
+    return k_checks;
+}
+
+std::unique_ptr<Check> make_check(std::string_view name) {
+    for (const auto& entry : builtin_checks()) {
+        if (entry.name == name) {
+            return entry.make();
+        }
+    }
+    return nullptr;
+}
+
+std::map<std::string, std::vector<core::ParamSpec>> param_catalog() {
+    std::map<std::string, std::vector<core::ParamSpec>> catalog;
+    for (const auto& entry : builtin_checks()) {
+        catalog.emplace(std::string(entry.name), entry.make()->params());
+    }
+    return catalog;
+}
+
+}  // namespace preflight::plugins

@@ -1,1 +1,273 @@
-// placeholder: implementation in progress
+#include "plugins/collective/gloo_allreduce.hpp"
+
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/transport/tcp/device.h>
+
+#include "core/busbw.hpp"
+#include "plugins/collective/gloo_kv_store.hpp"
+
+namespace preflight::plugins {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using ReduceFn = void (*)(void*, const void*, const void*, std::size_t);
+
+// Distinct tags per operation kind, so a rank that fell out of step gets a timeout rather than a
+// buffer meant for another operation.
+constexpr std::uint32_t k_tag_data = 1;
+constexpr std::uint32_t k_tag_barrier = 2;
+constexpr std::uint32_t k_tag_summary = 3;
+
+// Input of rank r at element i is (r+1)*((i%13)+1): small integers whose sum over n ranks,
+// n(n+1)/2*((i%13)+1), is exact in float32 in any summation order, so the check can demand
+// equality. The period 13 makes a misplaced or duplicated segment (sizes are powers of two)
+// visible. The values are tabulated per period because a division per element doubled the untimed
+// work at 64 MiB.
+constexpr std::size_t k_period = 13;
+
+std::array<float, k_period> pattern(int multiplier) {
+    std::array<float, k_period> values{};
+    for (std::size_t k = 0; k < k_period; ++k) {
+        values[k] = static_cast<float>(multiplier * static_cast<int>(k + 1));
+    }
+    return values;
+}
+
+std::string format_float(float v) {
+    std::ostringstream out;
+    out.precision(9);
+    out << v;
+    return out.str();
+}
+
+// Gloo's TCP pairs write with writev(2), which raises SIGPIPE when the peer has gone; the default
+// action would kill the whole agent for what should be one check's `error`. Ignored, the write
+// fails with EPIPE and Gloo throws IoException. A handler someone else installed is left alone.
+void ignore_sigpipe() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        struct sigaction current {};
+        if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+            struct sigaction ignore {};
+            ignore.sa_handler = SIG_IGN;
+            sigemptyset(&ignore.sa_mask);
+            ::sigaction(SIGPIPE, &ignore, nullptr);
+        }
+    });
+}
+
+core::CheckResult error_result(std::string detail) {
+    core::CheckResult result;
+    result.verdict = core::Verdict::error;
+    result.detail = std::move(detail);
+    return result;
+}
+
+}  // namespace
+
+std::vector<core::ParamSpec> GlooAllreduceCheck::params() const {
+    using core::ParamType;
+    return {
+        {"bytes", ParamType::integer, 67108864,
+         "message size in bytes (float32 elements x 4); 64 MiB keeps the per-iteration overhead "
+         "under 1% on a shaped link"},
+        {"warmup", ParamType::integer, 1, "untimed iterations before the timed ones"},
+        {"iters", ParamType::integer, 3, "timed iterations; the figure is their mean"},
+        {"timeout_s", ParamType::number, 60.0,
+         "Gloo timeout for rendezvous and for each operation (capped by the step deadline)"},
+        {"algorithm", ParamType::string, "ring", "Gloo all-reduce algorithm: ring or bcube"},
+    };
+}
+
+core::CheckResult GlooAllreduceCheck::run_impl(const CheckContext& ctx,
+                                               const nlohmann::json& params) {
+    const int ranks = ctx.group.size();
+    const int rank = ctx.group.rank;
+    if (ranks == 1) {
+        core::CheckResult result;
+        result.verdict = core::Verdict::skip;
+        result.detail = "group of 1 rank: nothing to all-reduce";
+        return result;
+    }
+    if (ranks < 1 || rank < 0 || rank >= ranks) {
+        return error_result("rank " + std::to_string(rank) + " is outside a group of " +
+                            std::to_string(ranks));
+    }
+    if (ctx.kv == nullptr) {
+        return error_result("no rendezvous store in the check context");
+    }
+    if (ctx.bind_address.empty()) {
+        return error_result("no bind address for collective traffic");
+    }
+
+    const auto bytes = params.at("bytes").get<long long>();
+    const auto warmup = params.at("warmup").get<long long>();
+    const auto iters = params.at("iters").get<long long>();
+    const auto timeout_s = params.at("timeout_s").get<double>();
+    const auto algorithm_name = params.at("algorithm").get<std::string>();
+    if (bytes < 4 || bytes % 4 != 0) {
+        return error_result("bytes must be a positive multiple of 4, got " + std::to_string(bytes));
+    }
+    if (warmup < 0 || iters < 1) {
+        return error_result("need warmup >= 0 and iters >= 1");
+    }
+    if (!(timeout_s > 0.0)) {
+        return error_result("timeout_s must be > 0");
+    }
+    gloo::AllreduceOptions::Algorithm algorithm;
+    if (algorithm_name == "ring") {
+        algorithm = gloo::AllreduceOptions::Algorithm::RING;
+    } else if (algorithm_name == "bcube") {
+        algorithm = gloo::AllreduceOptions::Algorithm::BCUBE;
+    } else {
+        return error_result("unknown algorithm '" + algorithm_name + "' (ring or bcube)");
+    }
+
+    // One bound for rendezvous and for every operation; never past the step deadline, so a dead
+    // peer turns into an error this step can still report.
+    const double bound_s = std::min(timeout_s, ctx.seconds_left());
+    const auto timeout =
+        std::max(std::chrono::milliseconds(1),
+                 std::chrono::milliseconds(static_cast<long long>(bound_s * 1000.0)));
+
+    const auto count = static_cast<std::size_t>(bytes / 4);
+    core::CheckResult result;
+    result.metrics["rank"] = rank;
+    result.metrics["ranks"] = ranks;
+    result.metrics["bytes"] = static_cast<double>(bytes);
+
+    ignore_sigpipe();
+    std::string phase = "setup";
+    try {
+        gloo::transport::tcp::attr attr;
+        attr.hostname = ctx.bind_address;
+        attr.ai_family = AF_INET;
+        auto device = gloo::transport::tcp::CreateDevice(attr);
+
+        GlooStore store(*ctx.kv, ctx.group.id, timeout);
+        auto context = std::make_shared<gloo::rendezvous::Context>(rank, ranks);
+        // Before connectFullMesh: the transport context and every pair copy the timeout when they
+        // connect, and the collectives' options default to it.
+        context->setTimeout(timeout);
+        phase = "connect";
+        context->connectFullMesh(store, device);
+
+        std::vector<float> buffer(count);
+        const auto input = pattern(rank + 1);
+        const auto expected = pattern(ranks * (ranks + 1) / 2);
+        std::optional<std::string> data_error;
+        double timed_seconds = 0.0;
+        for (long long it = 0; it < warmup + iters; ++it) {
+            const bool timed = it >= warmup;
+            phase = timed ? "iteration " + std::to_string(it - warmup + 1)
+                          : "warm-up iteration " + std::to_string(it + 1);
+            if (ctx.cancel != nullptr && ctx.cancel->load()) {
+                return error_result("cancelled before " + phase);
+            }
+            if (ctx.seconds_left() <= 0.0) {
+                return error_result("deadline reached before " + phase);
+            }
+
+            for (std::size_t i = 0, k = 0; i < count; ++i, k = (k + 1 == k_period) ? 0 : k + 1) {
+                buffer[i] = input[k];
+            }
+            // Start together, so the time measured is the collective's, not a late peer's.
+            gloo::BarrierOptions barrier(context);
+            barrier.setTag(k_tag_barrier);
+            gloo::barrier(barrier);
+
+            gloo::AllreduceOptions op(context);
+            op.setOutput(buffer.data(), count);  // in place
+            op.setReduceFunction(static_cast<ReduceFn>(&gloo::sum<float>));
+            op.setAlgorithm(algorithm);
+            op.setTag(k_tag_data);
+            op.setTimeout(timeout);
+            const auto start = Clock::now();
+            gloo::allreduce(op);
+            const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+            if (timed) {
+                timed_seconds += seconds;
+            }
+
+            // Keep iterating after bad data: leaving early would strand the peers in the next
+            // barrier until they time out, and they would report an error instead of the failure.
+            if (!data_error) {
+                for (std::size_t i = 0, k = 0; i < count;
+                     ++i, k = (k + 1 == k_period) ? 0 : k + 1) {
+                    if (buffer[i] != expected[k]) {
+                        data_error = "data check failed at element " + std::to_string(i) +
+                                     ": got " + format_float(buffer[i]) + " expected " +
+                                     format_float(expected[k]) + " (" + phase + ")";
+                        break;
+                    }
+                }
+            }
+        }
+
+        // Every rank reports the same group figure: the slowest rank's mean, and whether any rank
+        // saw bad data (as the highest such rank + 1).
+        phase = "result exchange";
+        double summary[2] = {timed_seconds / static_cast<double>(iters),
+                             data_error ? static_cast<double>(rank + 1) : 0.0};
+        gloo::AllreduceOptions reduce(context);
+        reduce.setOutput(summary, 2);
+        reduce.setReduceFunction(static_cast<ReduceFn>(&gloo::max<double>));
+        reduce.setTag(k_tag_summary);
+        reduce.setTimeout(timeout);
+        gloo::allreduce(reduce);
+
+        if (data_error) {
+            result.verdict = core::Verdict::fail;
+            result.detail = *data_error;
+            return result;
+        }
+        if (summary[1] > 0.0) {
+            result.verdict = core::Verdict::fail;
+            result.detail =
+                "data check failed on rank " + std::to_string(static_cast<int>(summary[1]) - 1);
+            return result;
+        }
+        const double seconds_per_iter = summary[0];
+        if (!(seconds_per_iter > 0.0)) {
+            return error_result("timer reported no elapsed time");
+        }
+        const auto ubytes = static_cast<std::uint64_t>(bytes);
+        const double algbw = core::algbw_gbps(ubytes, seconds_per_iter);
+        const double busbw = core::allreduce_busbw_gbps(ubytes, seconds_per_iter, ranks);
+        result.metrics["seconds_per_iter"] = seconds_per_iter;
+        result.metrics["algbw_gbps"] = algbw;
+        result.metrics["busbw_gbps"] = busbw;
+        result.verdict = core::Verdict::pass;
+        std::ostringstream detail;
+        detail.precision(4);
+        detail << ranks << " ranks, " << bytes << " bytes, " << algorithm_name << ": busBW "
+               << busbw << " GB/s, algBW " << algbw << " GB/s, " << seconds_per_iter
+               << " s/iter (slowest rank's mean of " << iters << "), verified";
+        result.detail = detail.str();
+        return result;
+    } catch (const std::exception& e) {
+        // gloo::IoException (peer closed, timeout, rendezvous) and gloo::EnforceNotMet alike: the
+        // measurement could not be made, which is an error, not a failed link.
+        return error_result(phase + ": " + e.what());
+    }
+}
+
+}  // namespace preflight::plugins

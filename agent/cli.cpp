@@ -1,0 +1,74 @@
+#include "agent/cli.hpp"
+
+#include <csignal>
+#include <cstdio>
+
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "agent/session.hpp"
+#include "core/auth.hpp"
+#include "core/inventory.hpp"
+#include "core/log.hpp"
+
+namespace preflight::agent {
+
+int agent_main(int argc, char** argv) {
+    CLI::App app{"preflight-agent: runs preflight checks on this node for a controller"};
+    AgentOptions options;
+    std::string controller;
+    std::string token_file;
+    std::string log_level = "info";
+    bool log_json = false;
+    app.add_option("--controller", controller, "controller HOST:PORT to dial")->required();
+    app.add_option("--node", options.node, "this node's name in the inventory")->required();
+    app.add_option("--token-file", token_file, "file holding the shared token (mode 600)");
+    app.add_option("--sysfs-root", options.sysfs_root, "root for /sys and /proc readers")
+        ->capture_default_str();
+    app.add_option("--connect-timeout", options.connect_timeout_s, "seconds to keep dialing")
+        ->capture_default_str();
+    app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off");
+    app.add_flag("--log-json", log_json, "log as JSON lines");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int rc = app.exit(e);
+        return rc == 0 ? 0 : 2;
+    }
+    if (auto st =
+            core::init_logging(log_level, log_json ? core::LogFormat::json : core::LogFormat::text,
+                               "agent:" + options.node);
+        !st) {
+        std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
+        return 2;
+    }
+    if (!core::valid_node_name(options.node)) {
+        std::fprintf(stderr, "preflight-agent: invalid node name '%s'\n", options.node.c_str());
+        return 2;
+    }
+    auto colon = controller.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == controller.size()) {
+        std::fprintf(stderr, "preflight-agent: --controller wants HOST:PORT, got '%s'\n",
+                     controller.c_str());
+        return 2;
+    }
+    options.controller_host = controller.substr(0, colon);
+    try {
+        options.controller_port = std::stoi(controller.substr(colon + 1));
+    } catch (const std::exception&) {
+        std::fprintf(stderr, "preflight-agent: bad port in '%s'\n", controller.c_str());
+        return 2;
+    }
+    auto token = core::load_token(token_file);
+    if (!token) {
+        std::fprintf(stderr, "preflight-agent: %s\n", token.error().message.c_str());
+        return 2;
+    }
+    options.token = token.value();
+    // Collective transports write to sockets whose peer may vanish; that is an error result for
+    // the check, not a reason for the agent to die.
+    ::signal(SIGPIPE, SIG_IGN);
+    return run_agent(options);
+}
+
+}  // namespace preflight::agent

@@ -1,0 +1,68 @@
+// One agent connection on the controller's I/O thread: framed reads with the codec, a bounded write
+// queue, and close-on-error. A malformed or oversized frame closes this connection only. All
+// methods must be called on the I/O thread (the io_context's single thread).
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <boost/asio.hpp>
+
+#include "core/frame_codec.hpp"
+#include "core/protocol.hpp"
+
+namespace preflight::controller {
+
+class Connection;
+using ConnectionPtr = std::shared_ptr<Connection>;
+
+class ConnectionHandler {
+  public:
+    virtual ~ConnectionHandler() = default;
+    virtual void on_message(const ConnectionPtr& conn, core::Message message) = 0;
+    virtual void on_closed(const ConnectionPtr& conn, const std::string& reason) = 0;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+  public:
+    // Queued but unsent bytes above this mean the agent stopped reading: close it.
+    static constexpr std::size_t k_max_queued_bytes = 8u << 20;
+
+    Connection(boost::asio::ip::tcp::socket socket, ConnectionHandler& handler);
+
+    void start();
+    void send(const core::Message& message);
+    void close(const std::string& reason);
+    // Sends message, then closes once it has been written (a rejection the peer should read).
+    void send_and_close(const core::Message& message, const std::string& reason);
+
+    bool open() const { return m_open; }
+    const std::string& peer() const { return m_peer; }
+    std::chrono::steady_clock::time_point last_received() const { return m_last_received; }
+
+    // Set by the handler once authenticated; empty before.
+    std::string node;
+    std::string nonce;
+    bool authenticated = false;
+
+  private:
+    void read_more();
+    void write_next();
+
+    boost::asio::ip::tcp::socket m_socket;
+    ConnectionHandler& m_handler;
+    core::FrameDecoder m_decoder;
+    std::array<char, 64 * 1024> m_read_buffer{};
+    std::deque<std::string> m_write_queue;
+    std::size_t m_queued_bytes = 0;
+    bool m_writing = false;
+    bool m_open = true;
+    std::string m_close_after_write;  // non-empty: close with this reason when the queue drains
+    std::string m_peer;
+    std::chrono::steady_clock::time_point m_last_received;
+};
+
+}  // namespace preflight::controller

@@ -1,0 +1,312 @@
+#include "controller/group_rounds.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "controller/planner.hpp"
+#include "core/stats.hpp"
+
+namespace preflight::controller {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct NodeHistory {
+    std::vector<std::size_t> groups;  // indices into outcome.groups
+    std::vector<std::string> errors;
+    std::set<std::string> partners;
+    bool lost = false;
+};
+
+class Rounds {
+  public:
+    Rounds(AgentHub& hub, const GroupCheckPlan& plan, const CohortOf& cohort_of,
+           const ProgressFn& progress)
+        : m_hub(hub), m_plan(plan), m_cohort_of(cohort_of), m_progress(progress) {}
+
+    // Runs groups concurrently; returns indices of the new GroupRecords.
+    std::vector<std::size_t> run(int round, const std::string& purpose,
+                                 const std::vector<Members>& groups) {
+        std::vector<std::size_t> indices;
+        if (groups.empty()) {
+            return indices;
+        }
+        auto started = Clock::now();
+        std::vector<StepRequest> requests;
+        std::vector<std::pair<std::size_t, int>> owner;  // request -> (group index, rank)
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+            GroupRecord record;
+            record.round = round;
+            record.id = fmt::format("r{}.g{}", round, m_outcome.groups.size());
+            record.check = m_plan.check;
+            record.members = groups[g];
+            m_outcome.groups.push_back(record);
+            indices.push_back(m_outcome.groups.size() - 1);
+            for (std::size_t r = 0; r < groups[g].size(); ++r) {
+                StepRequest req;
+                req.node = groups[g][r];
+                req.check = m_plan.check;
+                req.params = m_plan.params;
+                req.deadline_s = m_plan.step_deadline_s;
+                req.group = core::msg::Group{record.id, static_cast<int>(r), groups[g]};
+                requests.push_back(std::move(req));
+                owner.emplace_back(indices.back(), static_cast<int>(r));
+            }
+        }
+        std::string what = fmt::format("round {} ({}): {} groups", round, purpose, groups.size());
+        auto deadline =
+            Clock::now() + std::chrono::milliseconds(static_cast<long>(
+                               (m_plan.step_deadline_s + m_plan.controller_slack_s) * 1000));
+        auto outcomes =
+            m_hub.run_steps(requests, deadline, [&](std::size_t done, std::size_t total) {
+                if (m_progress) {
+                    m_progress(what, done, total);
+                }
+            });
+        for (std::size_t i = 0; i < outcomes.size(); ++i) {
+            auto& record = m_outcome.groups[owner[i].first];
+            const auto& node = outcomes[i].node;
+            auto& history = m_history[node];
+            history.groups.push_back(owner[i].first);
+            for (const auto& m : record.members) {
+                if (m != node) {
+                    history.partners.insert(m);
+                }
+            }
+            if (outcomes[i].lost) {
+                history.lost = true;
+            }
+            const auto& result = outcomes[i].result;
+            auto metric = result.metrics.find(m_plan.metric);
+            if (result.verdict == core::Verdict::pass && metric != result.metrics.end()) {
+                record.rank_busbw_gbps[node] = metric->second;
+            } else {
+                std::string err =
+                    fmt::format("{}: {} {}", node, core::to_string(result.verdict), result.detail);
+                record.error = record.error.empty() ? err : record.error + "; " + err;
+                history.errors.push_back(fmt::format(
+                    "{} with {}: {}", record.id, fmt::join(record.members, "+"), result.detail));
+                if (result.verdict == core::Verdict::fail) {
+                    m_failed_data[node] = result.detail;
+                }
+            }
+        }
+        double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+        for (auto idx : indices) {
+            auto& record = m_outcome.groups[idx];
+            record.seconds = seconds;
+            if (record.error.empty() && record.rank_busbw_gbps.size() == record.members.size()) {
+                // The group is as fast as its slowest rank (the check already reports the max
+                // time over ranks, so these agree; min keeps a disagreeing agent honest).
+                double v = record.rank_busbw_gbps.begin()->second;
+                for (const auto& [n, b] : record.rank_busbw_gbps) {
+                    v = std::min(v, b);
+                }
+                record.busbw_gbps = v;
+            }
+        }
+        m_outcome.rounds.push_back(
+            RoundSummary{round, purpose, static_cast<int>(groups.size()), seconds});
+        return indices;
+    }
+
+    // Marks slow groups against the per-cohort reference; returns the slow indices.
+    std::vector<std::size_t> mark_slow(const std::vector<std::size_t>& indices) {
+        std::vector<std::optional<double>> values;
+        std::vector<double> reference;
+        for (auto idx : indices) {
+            values.push_back(m_outcome.groups[idx].busbw_gbps);
+            reference.push_back(reference_for(m_outcome.groups[idx].members.front()));
+        }
+        std::vector<std::size_t> slow;
+        for (auto i : slow_groups(values, reference, m_plan.threshold_fraction)) {
+            m_outcome.groups[indices[i]].slow = true;
+            slow.push_back(indices[i]);
+        }
+        return slow;
+    }
+
+    // Reference per cohort: the median of round-1 group figures of that cohort (all groups when
+    // the cohort has none).
+    void set_reference(const std::vector<std::size_t>& indices) {
+        std::map<std::string, std::vector<double>> by_cohort;
+        std::vector<double> all;
+        for (auto idx : indices) {
+            const auto& g = m_outcome.groups[idx];
+            if (g.busbw_gbps) {
+                by_cohort[m_cohort_of(g.members.front())].push_back(*g.busbw_gbps);
+                all.push_back(*g.busbw_gbps);
+            }
+        }
+        for (const auto& [cohort, values] : by_cohort) {
+            m_reference[cohort] = core::median(values);
+        }
+        m_global_reference = all.empty() ? 0.0 : core::median(all);
+    }
+
+    double reference_for(const std::string& node) const {
+        auto it = m_reference.find(m_cohort_of(node));
+        return it != m_reference.end() ? it->second : m_global_reference;
+    }
+
+    bool group_ok(std::size_t idx) const {
+        return m_outcome.groups[idx].busbw_gbps.has_value() && !m_outcome.groups[idx].slow;
+    }
+
+    GroupCheckOutcome finish(const std::vector<std::string>& nodes,
+                             const std::set<std::string>& inconsistent) {
+        for (const auto& node : nodes) {
+            core::CheckResult r;
+            r.check = m_plan.check;
+            auto it = m_history.find(node);
+            if (it == m_history.end() || it->second.groups.empty()) {
+                r.verdict = core::Verdict::skip;
+                r.detail = "no partner: a group check needs at least two connected nodes";
+                m_outcome.per_node[node] = r;
+                continue;
+            }
+            const auto& history = it->second;
+            std::optional<double> best;
+            std::vector<std::string> trail;
+            for (auto idx : history.groups) {
+                const auto& g = m_outcome.groups[idx];
+                std::vector<std::string> others;
+                for (const auto& m : g.members) {
+                    if (m != node) {
+                        others.push_back(m);
+                    }
+                }
+                if (g.busbw_gbps) {
+                    best = best ? std::max(*best, *g.busbw_gbps) : *g.busbw_gbps;
+                    trail.push_back(fmt::format("{} with {}: {:.4g}{}", g.id,
+                                                fmt::join(others, "+"), *g.busbw_gbps,
+                                                g.slow ? " (slow)" : ""));
+                } else {
+                    trail.push_back(
+                        fmt::format("{} with {}: no value", g.id, fmt::join(others, "+")));
+                }
+            }
+            if (auto f = m_failed_data.find(node); f != m_failed_data.end()) {
+                r.verdict = core::Verdict::fail;
+                r.detail = f->second;
+            } else if (best) {
+                r.verdict = inconsistent.count(node) ? core::Verdict::warn : core::Verdict::pass;
+                r.metrics[m_plan.metric] = *best;
+                r.metrics["groups"] = static_cast<double>(history.groups.size());
+                r.detail = (inconsistent.count(node)
+                                ? "inconsistent: slow in one re-pairing, normal in another; "
+                                : std::string()) +
+                           fmt::format("{}", fmt::join(trail, "; "));
+            } else {
+                r.verdict = core::Verdict::error;
+                r.detail =
+                    fmt::format("no successful measurement: {}", fmt::join(history.errors, "; "));
+            }
+            m_outcome.per_node[node] = r;
+        }
+        return std::move(m_outcome);
+    }
+
+    const NodeHistory* history(const std::string& node) const {
+        auto it = m_history.find(node);
+        return it == m_history.end() ? nullptr : &it->second;
+    }
+
+  private:
+    AgentHub& m_hub;
+    const GroupCheckPlan& m_plan;
+    const CohortOf& m_cohort_of;
+    const ProgressFn& m_progress;
+    GroupCheckOutcome m_outcome;
+    std::map<std::string, NodeHistory> m_history;
+    std::map<std::string, std::string> m_failed_data;
+    std::map<std::string, double> m_reference;
+    double m_global_reference = 0.0;
+};
+
+}  // namespace
+
+GroupCheckOutcome run_group_check(AgentHub& hub, const GroupCheckPlan& plan,
+                                  const std::vector<std::string>& nodes, const CohortOf& cohort_of,
+                                  const ProgressFn& progress) {
+    Rounds rounds(hub, plan, cohort_of, progress);
+
+    // Round 1: every node in a disjoint pair, all at once.
+    auto r1 = rounds.run(1, "disjoint pairs", plan_pairs(nodes, cohort_of));
+    rounds.set_reference(r1);
+    auto slow1 = rounds.mark_slow(r1);
+
+    std::vector<std::string> good;
+    std::vector<std::string> suspects;    // members of slow groups
+    std::vector<std::string> unmeasured;  // partners of a lost agent: need another partner
+    std::set<std::size_t> slow_set(slow1.begin(), slow1.end());
+    // Classify nodes from their round-1 history.
+    for (const auto& node : nodes) {
+        const auto* h = rounds.history(node);
+        if (h == nullptr || h->groups.empty() || h->lost) {
+            continue;
+        }
+        auto idx = h->groups.front();
+        if (rounds.group_ok(idx)) {
+            good.push_back(node);
+        } else if (slow_set.count(idx) != 0) {
+            suspects.push_back(node);
+        } else {
+            unmeasured.push_back(node);
+        }
+    }
+
+    // Round 2: each node of a slow pair (and each partner of a lost agent) with a distinct good
+    // node, which tells which end is slow. Waves only when suspects outnumber good partners.
+    std::vector<std::string> candidates = suspects;
+    candidates.insert(candidates.end(), unmeasured.begin(), unmeasured.end());
+    std::vector<std::string> still_slow;
+    std::set<std::string> inconsistent;
+    int wave = 0;
+    while (!candidates.empty() && !good.empty() && wave < 3) {
+        std::map<std::string, std::set<std::string>> avoid;
+        for (const auto& c : candidates) {
+            avoid[c] = rounds.history(c)->partners;
+        }
+        auto plan2 = plan_repairs(candidates, good, avoid, cohort_of);
+        auto r2 =
+            rounds.run(2, wave == 0 ? "re-pair suspects" : "re-pair suspects (more)", plan2.groups);
+        auto slow2 = rounds.mark_slow(r2);
+        std::set<std::size_t> slow2_set(slow2.begin(), slow2.end());
+        for (std::size_t i = 0; i < r2.size(); ++i) {
+            const auto& suspect = plan2.groups[i].front();
+            if (slow2_set.count(r2[i]) != 0) {
+                still_slow.push_back(suspect);
+            } else if (rounds.group_ok(r2[i])) {
+                good.push_back(suspect);  // cleared: the other end of its first pair was slow
+            }
+        }
+        candidates = plan2.unpaired;
+        ++wave;
+    }
+    for (const auto& c : candidates) {
+        spdlog::warn("{}: no good partner was free to re-pair it with", c);
+    }
+
+    // Round 3: confirm each remaining suspect with another good partner before any action.
+    if (!still_slow.empty()) {
+        std::map<std::string, std::set<std::string>> avoid;
+        for (const auto& s : still_slow) {
+            avoid[s] = rounds.history(s)->partners;
+        }
+        auto plan3 = plan_repairs(still_slow, good, avoid, cohort_of);
+        auto r3 = rounds.run(3, "confirm suspects", plan3.groups);
+        rounds.mark_slow(r3);
+        for (std::size_t i = 0; i < r3.size(); ++i) {
+            if (rounds.group_ok(r3[i])) {
+                inconsistent.insert(plan3.groups[i].front());
+            }
+        }
+    }
+    return rounds.finish(nodes, inconsistent);
+}
+
+}  // namespace preflight::controller

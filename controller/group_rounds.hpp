@@ -1,0 +1,44 @@
+// Runs one inter-node check (a collective) through the planner's rounds on connected agents and
+// turns the group measurements into one result per node: the node's figure is the best group it was
+// in (a group is only as fast as its slowest member), so a node that was merely paired with a slow
+// one is cleared by its re-pairing, and a node that is slow with every partner keeps a low figure.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/agent_hub.hpp"
+#include "controller/run_report.hpp"
+#include "core/model.hpp"
+
+namespace preflight::controller {
+
+struct GroupCheckPlan {
+    std::string check;
+    nlohmann::json params;      // as configured (the agent fills defaults)
+    double step_deadline_s;     // what the agent gets
+    double controller_slack_s;  // extra the controller waits before calling a step lost
+    double threshold_fraction;
+    std::string metric = "busbw_gbps";
+};
+
+struct GroupCheckOutcome {
+    std::map<std::string, core::CheckResult> per_node;
+    std::vector<GroupRecord> groups;
+    std::vector<RoundSummary> rounds;
+};
+
+using CohortOf = std::function<std::string(const std::string&)>;
+using ProgressFn =
+    std::function<void(const std::string& what, std::size_t done, std::size_t total)>;
+
+GroupCheckOutcome run_group_check(AgentHub& hub, const GroupCheckPlan& plan,
+                                  const std::vector<std::string>& nodes, const CohortOf& cohort_of,
+                                  const ProgressFn& progress);
+
+}  // namespace preflight::controller

@@ -1,0 +1,65 @@
+// Launchers start one agent per node and tell it where to dial. `local` runs agents as child
+// processes (each inside the node's network namespace when the inventory names one); `connect`
+// starts nothing and waits for agents started elsewhere (DaemonSet, init container, systemd).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model.hpp"
+#include "core/process.hpp"
+#include "core/result.hpp"
+
+namespace preflight::controller {
+
+struct LaunchContext {
+    std::string token;                                // passed through the environment only
+    std::map<std::string, std::string> dial_address;  // node -> "host:port" the agent dials
+    std::string agent_path;                           // preflight-agent executable
+    std::vector<std::string> agent_args;              // extra arguments (log level/format)
+    std::string log_dir;                              // per-agent output and pid files
+};
+
+class Launcher {
+  public:
+    virtual ~Launcher() = default;
+    virtual std::string name() const = 0;
+    // Starts agents for nodes; a node that could not be started is returned with the reason and
+    // the run goes on without it.
+    virtual std::map<std::string, std::string> start(const std::vector<core::Node>& nodes,
+                                                     const LaunchContext& ctx) = 0;
+    // Nodes whose agent already exited, with how (polled while waiting for agents to connect).
+    virtual std::map<std::string, std::string> exited() { return {}; }
+    // Stops whatever is still running (after the agents were told to shut down).
+    virtual void stop() {}
+};
+
+class LocalLauncher final : public Launcher {
+  public:
+    std::string name() const override { return "local"; }
+    std::map<std::string, std::string> start(const std::vector<core::Node>& nodes,
+                                             const LaunchContext& ctx) override;
+    std::map<std::string, std::string> exited() override;
+    void stop() override;
+
+    // The argv used for one node (exposed for tests): [ip netns exec NS] agent --controller ...
+    static std::vector<std::string> agent_argv(const core::Node& node, const LaunchContext& ctx);
+
+  private:
+    std::map<std::string, core::ChildProcess> m_children;
+    std::map<std::string, std::string> m_log_paths;
+};
+
+class ConnectLauncher final : public Launcher {
+  public:
+    std::string name() const override { return "connect"; }
+    std::map<std::string, std::string> start(const std::vector<core::Node>& nodes,
+                                             const LaunchContext& ctx) override;
+};
+
+// "local" or "connect"; nullptr for an unknown name.
+std::unique_ptr<Launcher> make_launcher(const std::string& name);
+
+}  // namespace preflight::controller

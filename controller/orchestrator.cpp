@@ -1,0 +1,353 @@
+#include "controller/orchestrator.hpp"
+
+#include <unistd.h>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "controller/actions.hpp"
+#include "controller/evaluator.hpp"
+#include "controller/group_rounds.hpp"
+#include "controller/launcher.hpp"
+#include "controller/report_json.hpp"
+#include "controller/server.hpp"
+#include "core/auth.hpp"
+#include "core/params.hpp"
+#include "plugins/check.hpp"
+
+namespace preflight::controller {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string utc_now() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+// Progress on stderr: one line per round, rewritten in place on a terminal.
+class Progress {
+  public:
+    explicit Progress(bool enabled) : m_enabled(enabled), m_tty(::isatty(2) != 0) {}
+    void update(const std::string& what, std::size_t done, std::size_t total) {
+        if (!m_enabled) {
+            return;
+        }
+        if (m_tty) {
+            std::fprintf(stderr, "\r\033[K%s: %zu/%zu steps done", what.c_str(), done, total);
+            if (done == total) {
+                std::fprintf(stderr, "\n");
+            }
+        } else if (done == total) {
+            std::fprintf(stderr, "%s: %zu/%zu steps done\n", what.c_str(), done, total);
+        }
+        std::fflush(stderr);
+    }
+
+  private:
+    bool m_enabled;
+    bool m_tty;
+};
+
+double param_number(const nlohmann::json& params, const char* key, double fallback) {
+    auto it = params.find(key);
+    return it != params.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+}  // namespace
+
+std::string make_run_id() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+    return std::string(buf) + "-" + core::random_hex(3);
+}
+
+RunReport run_preflight(const RunOptions& options) {
+    auto wall_start = Clock::now();
+    const auto& cfg = options.config;
+    RunReport report;
+    report.run_id = make_run_id();
+    report.started_at = utc_now();
+    report.launcher = options.launcher;
+    report.apply = options.apply;
+    report.config = {
+        {"source", cfg.source},
+        {"checks", cfg.checks},
+        {"threshold_fraction", cfg.evaluation.threshold_fraction},
+        {"min_cohort", cfg.evaluation.min_cohort},
+        {"cohort_label", cfg.evaluation.cohort_label},
+        {"max_action_fraction", cfg.actions.max_action_fraction},
+        {"min_actions", cfg.actions.min_actions},
+        {"action_targets", cfg.actions.targets},
+    };
+
+    auto launcher = make_launcher(options.launcher);
+    if (!launcher) {
+        throw core::ConfigError("unknown launcher '" + options.launcher + "' (local, connect)");
+    }
+    std::string token;
+    if (options.launcher == "local") {
+        token = core::random_hex(32);  // fresh per run, handed to children via the environment
+    } else {
+        auto loaded = core::load_token(options.token_file);
+        if (!loaded) {
+            throw core::ConfigError(loaded.error().message);
+        }
+        token = loaded.value();
+    }
+
+    std::set<std::string> expected;
+    for (const auto& n : options.nodes) {
+        expected.insert(n.name);
+    }
+    Server server(HubOptions{token, report.run_id, expected, cfg.deadlines.heartbeat_s, 10.0});
+    if (auto st = server.start(cfg.controller.listen, cfg.controller.port); !st) {
+        throw core::ConfigError(st.error().message);
+    }
+
+    // Where each agent dials: --advertise, else the local address the kernel routes toward the
+    // node's address (never 127.0.0.1 for an agent in another namespace), else loopback.
+    LaunchContext launch;
+    launch.token = token;
+    launch.agent_path = options.agent_path;
+    launch.log_dir = options.report_dir.empty() ? std::string() : options.report_dir + "/agents";
+    launch.agent_args = {"--log-level", options.log_level};
+    if (options.log_json) {
+        launch.agent_args.push_back("--log-json");
+    }
+    std::map<std::string, std::string> unreachable;
+    for (const auto& n : options.nodes) {
+        std::string host = cfg.controller.advertise;
+        if (host.empty() && !n.address.empty()) {
+            auto routed = routed_source_address(n.address);
+            if (routed) {
+                host = routed.value();
+            } else {
+                unreachable[n.name] = routed.error().message;
+                continue;
+            }
+        }
+        if (host.empty()) {
+            host = "127.0.0.1";
+            if (!n.netns.empty()) {
+                spdlog::warn(
+                    "{}: runs in netns {} but has no address; it cannot reach 127.0.0.1 "
+                    "here (set address in the inventory or --advertise)",
+                    n.name, n.netns);
+            }
+        }
+        launch.dial_address[n.name] = fmt::format("{}:{}", host, server.port());
+    }
+    if (launch.log_dir.empty()) {
+        launch.log_dir = "/tmp/preflight-agents-" + report.run_id;
+    }
+    std::vector<core::Node> to_launch;
+    for (const auto& n : options.nodes) {
+        if (unreachable.count(n.name) == 0) {
+            to_launch.push_back(n);
+        }
+    }
+    for (auto& [node, why] : launcher->start(to_launch, launch)) {
+        unreachable[node] = why;
+    }
+
+    // Wait for agents; agents that exit early are unreachable at once, not after the deadline.
+    auto connect_deadline =
+        Clock::now() + std::chrono::milliseconds(static_cast<long>(cfg.deadlines.connect_s * 1000));
+    std::map<std::string, std::string> exited;
+    auto connected = server.hub().wait_for_agents(connect_deadline, [&] {
+        exited = launcher->exited();
+        if (options.interrupted && *options.interrupted) {
+            return true;
+        }
+        auto now_connected = server.hub().connected_nodes();
+        std::size_t accounted = now_connected.size() + unreachable.size();
+        for (const auto& [node, why] : exited) {
+            if (now_connected.count(node) == 0 && unreachable.count(node) == 0) {
+                ++accounted;
+            }
+        }
+        return accounted >= options.nodes.size();
+    });
+    for (const auto& n : options.nodes) {
+        if (connected.count(n.name) == 0 && unreachable.count(n.name) == 0) {
+            auto e = exited.find(n.name);
+            unreachable[n.name] =
+                e != exited.end()
+                    ? e->second
+                    : fmt::format("agent did not connect within {:.0f} s", cfg.deadlines.connect_s);
+        }
+    }
+    spdlog::info("{} of {} agents connected", connected.size(), options.nodes.size());
+
+    std::map<std::string, core::Node> by_name;
+    std::vector<std::string> live;
+    for (const auto& n : options.nodes) {
+        by_name[n.name] = n;
+        if (connected.count(n.name) != 0) {
+            live.push_back(n.name);
+        }
+    }
+    auto cohort_of = [&](const std::string& node) {
+        const auto& labels = by_name.at(node).labels;
+        auto it = labels.find(cfg.evaluation.cohort_label);
+        return it == labels.end() ? std::string() : it->second;
+    };
+
+    // Ctrl-C: shutting the agents down completes every pending step as an error at once, so the
+    // run ends promptly and still writes its report.
+    std::atomic<bool> run_done{false};
+    std::thread interrupt_watch([&] {
+        while (!run_done) {
+            if (options.interrupted && *options.interrupted) {
+                spdlog::warn("interrupted: stopping agents and writing the report");
+                server.hub().shutdown("interrupted");
+                return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    });
+    struct JoinOnExit {
+        std::atomic<bool>& done;
+        std::thread& thread;
+        ~JoinOnExit() {
+            done = true;
+            if (thread.joinable()) {
+                thread.join();
+            }
+        }
+    } join_on_exit{run_done, interrupt_watch};
+
+    Progress progress(options.progress);
+    auto catalog = plugins::param_catalog();
+    std::map<std::string, std::map<std::string, core::CheckResult>> results;  // node -> check
+    auto interrupted = [&] { return options.interrupted && options.interrupted->load(); };
+
+    // Round 0: every node-local check on every node at once.
+    auto round0_start = Clock::now();
+    int round0_steps = 0;
+    for (const auto& check : cfg.checks) {
+        auto probe = plugins::make_check(check);
+        if (!probe || probe->scope() != plugins::Scope::node || interrupted()) {
+            continue;
+        }
+        nlohmann::json given =
+            cfg.check_params.count(check) ? cfg.check_params.at(check) : nlohmann::json::object();
+        auto resolved = core::resolve_params(catalog[check], given);
+        double deadline_s = param_number(resolved ? resolved.value() : given, "timeout_s", 30.0);
+        std::vector<StepRequest> requests;
+        for (const auto& node : live) {
+            requests.push_back(StepRequest{node, check, given, deadline_s, std::nullopt, ""});
+        }
+        auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long>(
+                                           (deadline_s + cfg.deadlines.step_slack_s) * 1000));
+        std::string what = fmt::format("round 0 (node-local): {}", check);
+        for (auto& outcome : server.hub().run_steps(
+                 requests, deadline,
+                 [&](std::size_t d, std::size_t t) { progress.update(what, d, t); })) {
+            results[outcome.node][check] = std::move(outcome.result);
+        }
+        round0_steps += static_cast<int>(requests.size());
+    }
+    if (round0_steps > 0) {
+        report.rounds.push_back(
+            RoundSummary{0, "node-local checks", round0_steps,
+                         std::chrono::duration<double>(Clock::now() - round0_start).count()});
+    }
+
+    // Rounds 1-3 for each inter-node check, on the nodes still connected.
+    for (const auto& check : cfg.checks) {
+        auto probe = plugins::make_check(check);
+        if (!probe || probe->scope() != plugins::Scope::group || interrupted()) {
+            continue;
+        }
+        nlohmann::json given =
+            cfg.check_params.count(check) ? cfg.check_params.at(check) : nlohmann::json::object();
+        auto resolved = core::resolve_params(catalog[check], given);
+        GroupCheckPlan plan;
+        plan.check = check;
+        plan.params = given;
+        plan.step_deadline_s = param_number(resolved ? resolved.value() : given, "timeout_s", 60.0);
+        plan.controller_slack_s = cfg.deadlines.step_slack_s;
+        plan.threshold_fraction = cfg.evaluation.threshold_fraction;
+        std::vector<std::string> present;
+        auto connected_now = server.hub().connected_nodes();
+        for (const auto& node : live) {
+            if (connected_now.count(node) != 0) {
+                present.push_back(node);
+            }
+        }
+        auto outcome = run_group_check(server.hub(), plan, present, cohort_of,
+                                       [&](const std::string& what, std::size_t d, std::size_t t) {
+                                           progress.update(what, d, t);
+                                       });
+        for (auto& [node, r] : outcome.per_node) {
+            results[node][check] = std::move(r);
+        }
+        report.groups.insert(report.groups.end(), outcome.groups.begin(), outcome.groups.end());
+        report.rounds.insert(report.rounds.end(), outcome.rounds.begin(), outcome.rounds.end());
+    }
+
+    // Nodes whose agent was lost: every check they did not finish is already an error result;
+    // mark checks they never got to as errors naming the loss.
+    auto lost = server.hub().lost_nodes();
+    run_done = true;
+    if (interrupt_watch.joinable()) {
+        interrupt_watch.join();
+    }
+    server.stop();
+    launcher->stop();
+
+    std::vector<NodeInput> inputs;
+    for (const auto& n : options.nodes) {
+        NodeInput in;
+        in.node = n;
+        if (auto u = unreachable.find(n.name); u != unreachable.end()) {
+            in.unreachable = u->second;
+        }
+        in.results = results[n.name];
+        for (const auto& check : cfg.checks) {
+            if (in.unreachable.empty() && in.results.count(check) == 0) {
+                core::CheckResult r;
+                r.check = check;
+                r.verdict = core::Verdict::error;
+                auto l = lost.find(n.name);
+                r.detail = interrupted()     ? "not run: interrupted"
+                           : l != lost.end() ? "not run: agent lost: " + l->second
+                                             : "not run";
+                in.results[check] = r;
+            }
+        }
+        inputs.push_back(std::move(in));
+    }
+    report.nodes = evaluate(inputs, cfg.checks, cfg.evaluation);
+
+    plan_actions(report, cfg.actions);
+    if (options.apply) {
+        core::SystemCommandRunner runner;
+        apply_actions(report, runner, std::chrono::seconds(30));
+    }
+    report.exit_code = exit_code_for(report);
+    if (interrupted() && report.exit_code == 0) {
+        report.exit_code = 4;
+    }
+    report.finished_at = utc_now();
+    report.wall_seconds = std::chrono::duration<double>(Clock::now() - wall_start).count();
+    if (auto st = write_report_files(report, options.report_dir, options.json_path); !st) {
+        spdlog::error("writing the report: {}", st.error().message);
+    }
+    return report;
+}
+
+}  // namespace preflight::controller

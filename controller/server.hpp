@@ -1,0 +1,45 @@
+// The controller's network side: an io_context on one I/O thread, a TCP acceptor, and the AgentHub
+// that owns the connections. Started and stopped by the orchestrator.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <boost/asio.hpp>
+
+#include "controller/agent_hub.hpp"
+#include "core/result.hpp"
+
+namespace preflight::controller {
+
+class Server {
+  public:
+    explicit Server(HubOptions options);
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    // Binds listen_address:port (0: ephemeral) and starts the I/O thread.
+    core::Status start(const std::string& listen_address, int port);
+    int port() const { return m_port; }
+    AgentHub& hub() { return m_hub; }
+    void stop();  // shuts agents down, stops the I/O thread; idempotent
+
+  private:
+    void accept_next();
+
+    boost::asio::io_context m_io;
+    boost::asio::ip::tcp::acceptor m_acceptor;
+    AgentHub m_hub;
+    std::thread m_thread;
+    int m_port = 0;
+    bool m_running = false;
+};
+
+// The local address the kernel would use to reach `peer` (UDP connect, no packet sent): what an
+// agent at `peer` should dial to reach a controller listening on all addresses. Error when
+// unroutable.
+core::Result<std::string> routed_source_address(const std::string& peer);
+
+}  // namespace preflight::controller

@@ -1,0 +1,19 @@
+// Logging setup: spdlog to stderr, as text or as JSON lines for log collectors. Logging never
+// throws: spdlog's error handler is replaced by one that writes a short note to stderr.
+#pragma once
+
+#include <string>
+
+#include "core/result.hpp"
+
+namespace preflight::core {
+
+enum class LogFormat { text, json };
+
+// level: trace, debug, info, warn, error, off. component names the program ("controller", "agent").
+Status init_logging(const std::string& level, LogFormat format, const std::string& component);
+
+// Escapes a string for inclusion in a JSON string value (used by the JSON-lines pattern).
+std::string json_escape(const std::string& s);
+
+}  // namespace preflight::core

@@ -1,0 +1,88 @@
+// Controller <-> agent messages. Each is one JSON object per frame with "type" and "v" (protocol
+// version). parse_message validates the type, the version and every field; anything malformed is an
+// Error, and the owner of the connection closes that connection only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/model.hpp"
+#include "core/result.hpp"
+
+namespace preflight::core {
+
+inline constexpr int k_protocol_version = 1;
+
+namespace msg {
+
+struct Challenge {  // controller -> agent, first frame
+    std::string nonce;
+};
+struct Hello {  // agent -> controller: mac = HMAC-SHA256(token, nonce || node)
+    std::string node;
+    std::string version;
+    std::vector<std::string> capabilities;  // check names this agent can run
+    nlohmann::json inventory = nlohmann::json::object();
+    std::string mac;
+};
+struct Welcome {  // controller -> agent: authenticated
+    std::string run_id;
+    double heartbeat_s = 2.0;
+};
+struct Reject {  // controller -> agent, then close
+    std::string reason;
+};
+struct Group {
+    std::string id;
+    int rank = 0;
+    std::vector<std::string> members;
+};
+struct Run {  // controller -> agent
+    std::uint64_t step = 0;
+    std::string check;
+    nlohmann::json params = nlohmann::json::object();
+    double deadline_s = 0.0;  // seconds the agent has for this step
+    std::optional<Group> group;
+    std::string bind_address;  // where collective traffic should bind; empty: agent decides
+};
+struct StepResult {  // agent -> controller
+    std::uint64_t step = 0;
+    CheckResult result;
+};
+struct Heartbeat {};
+struct KvSet {
+    std::string key;
+    std::string value;  // base64
+};
+struct KvGet {
+    std::uint64_t request = 0;
+    std::string key;
+    double timeout_s = 0.0;
+};
+struct KvValue {  // controller -> agent, answers KvGet
+    std::uint64_t request = 0;
+    std::string key;
+    std::optional<std::string> value;  // base64; empty optional with error on timeout
+    std::string error;
+};
+struct Shutdown {
+    std::string reason;
+};
+
+}  // namespace msg
+
+using Message =
+    std::variant<msg::Challenge, msg::Hello, msg::Welcome, msg::Reject, msg::Run, msg::StepResult,
+                 msg::Heartbeat, msg::KvSet, msg::KvGet, msg::KvValue, msg::Shutdown>;
+
+std::string_view message_type(const Message& m);
+std::string serialize(const Message& m);  // the JSON text of one frame payload
+Result<Message> parse_message(std::string_view payload);
+
+}  // namespace preflight::core
