@@ -35,7 +35,8 @@ std::vector<core::ParamSpec> NetdevCheck::params() const {
     using core::ParamType;
     return {
         {"interfaces", ParamType::string_list, nlohmann::json::array(),
-         "interfaces to check; empty = every interface in /sys/class/net except lo"},
+         "interfaces to check; empty = hardware-backed interfaces (with a 'device' link) and "
+         "virtual ones that are up, except lo"},
         {"expect_speed_mbps", ParamType::integer, 0,
          "minimum link speed in Mb/s (sysfs 'speed'); 0 = not checked"},
         {"expect_mtu", ParamType::integer, 0, "exact MTU expected; 0 = not checked"},
@@ -53,8 +54,15 @@ core::CheckResult NetdevCheck::run_impl(const CheckContext& ctx, const nlohmann:
     core::CheckResult result;
     auto names = params.at("interfaces").get<std::vector<std::string>>();
     if (names.empty()) {
+        // A down virtual interface (an idle docker0, an ifb) says nothing about the node's
+        // fabric; a down NIC does. Hardware-backed interfaces have a 'device' link in sysfs.
         for (auto& entry : sysfs.list(k_class_net)) {
-            if (entry != "lo") {
+            if (entry == "lo") {
+                continue;
+            }
+            const std::string dir = std::string(k_class_net) + "/" + entry;
+            bool hardware = std::filesystem::exists(sysfs.path(dir + "/device"));
+            if (hardware || sysfs.read(dir + "/operstate").value_or("") == "up") {
                 names.push_back(std::move(entry));
             }
         }
