@@ -155,7 +155,8 @@ Message parse_typed(const std::string& type, const json& j) {
             }
             group.rank = rank.get<int>();
             group.members = str_list(g, "members");
-            if (group.rank < 0 || group.rank >= static_cast<int>(group.members.size())) {
+            if (rank.get<std::int64_t>() < 0 ||
+                rank.get<std::int64_t>() >= std::ssize(group.members)) {
                 throw FieldError{"field 'group.rank' is out of range"};
             }
             m.group = std::move(group);
@@ -227,7 +228,7 @@ Result<Message> parse_message(std::string_view payload) {
     }
     try {
         auto v = field(j, "v");
-        if (!v.is_number_integer() || v.get<int>() != k_protocol_version) {
+        if (!v.is_number_integer() || v != k_protocol_version) {
             return Error{"unsupported protocol version " + v.dump() + " (this side speaks " +
                          std::to_string(k_protocol_version) + ")"};
         }

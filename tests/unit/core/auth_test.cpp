@@ -1,0 +1,256 @@
+#include "core/auth.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace preflight::core {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// RFC 4231 section 4: HMAC-SHA256 test vectors.
+TEST(Hmac, Rfc4231TestCase1) {
+    EXPECT_EQ(hmac_sha256_hex(std::string(20, '\x0b'), "Hi There"),
+              "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+}
+
+TEST(Hmac, Rfc4231TestCase2) {
+    EXPECT_EQ(hmac_sha256_hex("Jefe", "what do ya want for nothing?"),
+              "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
+TEST(Hmac, Rfc4231TestCase3) {
+    EXPECT_EQ(hmac_sha256_hex(std::string(20, '\xaa'), std::string(50, '\xdd')),
+              "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
+}
+
+TEST(Hmac, Rfc4231TestCase6KeyLongerThanBlock) {
+    EXPECT_EQ(hmac_sha256_hex(std::string(131, '\xaa'),
+                              "Test Using Larger Than Block-Size Key - Hash Key First"),
+              "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+TEST(Hmac, AuthMacIsHmacOfNonceThenNode) {
+    EXPECT_EQ(auth_mac("secret", "abcd", "gpu001"), hmac_sha256_hex("secret", "abcdgpu001"));
+    EXPECT_EQ(auth_mac("Jefe", "what do ya want ", "for nothing?"),
+              "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    EXPECT_NE(auth_mac("secret", "abcd", "gpu001"), auth_mac("secret", "abcd", "gpu002"));
+    EXPECT_NE(auth_mac("secret", "abcd", "gpu001"), auth_mac("secret", "abce", "gpu001"));
+    EXPECT_NE(auth_mac("secret", "abcd", "gpu001"), auth_mac("secreT", "abcd", "gpu001"));
+    EXPECT_EQ(auth_mac("secret", "abcd", "gpu001").size(), 64u);
+}
+
+TEST(ConstantTimeEqual, ComparesContentAndLength) {
+    EXPECT_TRUE(constant_time_equal("", ""));
+    EXPECT_TRUE(constant_time_equal("abc", "abc"));
+    EXPECT_FALSE(constant_time_equal("abc", "abd"));
+    EXPECT_FALSE(constant_time_equal("abc", "ab"));
+    EXPECT_FALSE(constant_time_equal("", "a"));
+    EXPECT_FALSE(constant_time_equal("xbc", "abc"));
+    EXPECT_TRUE(constant_time_equal(std::string("a\0b", 3), std::string("a\0b", 3)));
+    EXPECT_FALSE(constant_time_equal(std::string("a\0b", 3), std::string("a\0c", 3)));
+}
+
+TEST(RandomHex, LengthCharsetAndUniqueness) {
+    for (std::size_t n : {0u, 1u, 8u, 16u, 32u}) {
+        auto h = random_hex(n);
+        EXPECT_EQ(h.size(), 2 * n);
+        EXPECT_EQ(h.find_first_not_of("0123456789abcdef"), std::string::npos) << h;
+    }
+    std::set<std::string> seen;
+    for (int i = 0; i < 1000; ++i) {
+        seen.insert(random_hex(16));
+    }
+    EXPECT_EQ(seen.size(), 1000u);
+}
+
+// Saves and restores the token environment variables around each test.
+class LoadToken : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        save(k_token_env, m_token);
+        save(k_token_file_env, m_token_file);
+        ::unsetenv(k_token_env);
+        ::unsetenv(k_token_file_env);
+        m_dir = fs::temp_directory_path() /
+                ("preflight_auth_test_" + std::to_string(::getpid()) + "_" + random_hex(4));
+        fs::create_directories(m_dir);
+    }
+    void TearDown() override {
+        restore(k_token_env, m_token);
+        restore(k_token_file_env, m_token_file);
+        std::error_code ec;
+        fs::remove_all(m_dir, ec);
+    }
+
+    std::string write(const std::string& name, const std::string& content, mode_t mode) {
+        auto path = (m_dir / name).string();
+        std::ofstream(path) << content;
+        ::chmod(path.c_str(), mode);
+        return path;
+    }
+
+    fs::path m_dir;
+
+  private:
+    static void save(const char* name, std::optional<std::string>& slot) {
+        if (const char* v = std::getenv(name)) {
+            slot = v;
+        }
+    }
+    static void restore(const char* name, const std::optional<std::string>& slot) {
+        if (slot) {
+            ::setenv(name, slot->c_str(), 1);
+        } else {
+            ::unsetenv(name);
+        }
+    }
+    std::optional<std::string> m_token;
+    std::optional<std::string> m_token_file;
+};
+
+TEST_F(LoadToken, NoneConfigured) {
+    auto token = load_token("");
+    ASSERT_FALSE(token.ok());
+    EXPECT_THAT(token.error().message, HasSubstr(k_token_env));
+}
+
+TEST_F(LoadToken, FromEnvironmentVariable) {
+    ::setenv(k_token_env, "env-secret\n", 1);
+    auto token = load_token("");
+    ASSERT_TRUE(token.ok()) << token.error().message;
+    EXPECT_EQ(*token, "env-secret");
+}
+
+TEST_F(LoadToken, EmptyEnvironmentVariableIsNoToken) {
+    ::setenv(k_token_env, "", 1);
+    EXPECT_FALSE(load_token("").ok());
+}
+
+TEST_F(LoadToken, FromPrivateFile) {
+    auto path = write("token", "file-secret\r\n\n", 0600);
+    auto token = load_token(path);
+    ASSERT_TRUE(token.ok()) << token.error().message;
+    EXPECT_EQ(*token, "file-secret");
+}
+
+TEST_F(LoadToken, FileArgumentWinsOverEnvironment) {
+    ::setenv(k_token_env, "env-secret", 1);
+    auto path = write("token", "file-secret", 0600);
+    auto token = load_token(path);
+    ASSERT_TRUE(token.ok());
+    EXPECT_EQ(*token, "file-secret");
+}
+
+TEST_F(LoadToken, WorldReadableFileRejected) {
+    auto path = write("token", "file-secret", 0644);
+    auto token = load_token(path);
+    ASSERT_FALSE(token.ok());
+    EXPECT_THAT(token.error().message, HasSubstr(path));
+    EXPECT_THAT(token.error().message, HasSubstr("readable by group or others"));
+}
+
+TEST_F(LoadToken, GroupReadableFileRejected) {
+    auto path = write("token", "file-secret", 0640);
+    EXPECT_FALSE(load_token(path).ok());
+}
+
+TEST_F(LoadToken, EmptyFileRejected) {
+    auto path = write("token", "\n", 0600);
+    auto token = load_token(path);
+    ASSERT_FALSE(token.ok());
+    EXPECT_THAT(token.error().message, HasSubstr("empty"));
+}
+
+TEST_F(LoadToken, MissingFileRejected) {
+    auto token = load_token((m_dir / "absent").string());
+    ASSERT_FALSE(token.ok());
+    EXPECT_THAT(token.error().message, HasSubstr("absent"));
+}
+
+TEST_F(LoadToken, FileFromEnvironmentVariable) {
+    auto path = write("token", "env-file-secret\n", 0600);
+    ::setenv(k_token_file_env, path.c_str(), 1);
+    ::setenv(k_token_env, "env-secret", 1);  // the file variable wins
+    auto token = load_token("");
+    ASSERT_TRUE(token.ok()) << token.error().message;
+    EXPECT_EQ(*token, "env-file-secret");
+}
+
+TEST_F(LoadToken, FileFromEnvironmentVariableStillChecksMode) {
+    auto path = write("token", "env-file-secret\n", 0644);
+    ::setenv(k_token_file_env, path.c_str(), 1);
+    EXPECT_FALSE(load_token("").ok());
+}
+
+TEST(Base64, KnownVectors) {
+    // RFC 4648 section 10.
+    const std::vector<std::pair<std::string, std::string>> vectors = {
+        {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},        {"foo", "Zm9v"},
+        {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+    for (const auto& [plain, encoded] : vectors) {
+        std::vector<char> bytes(plain.begin(), plain.end());
+        EXPECT_EQ(base64_encode(bytes), encoded);
+        auto decoded = base64_decode(encoded);
+        ASSERT_TRUE(decoded.ok()) << encoded;
+        EXPECT_EQ(*decoded, bytes) << encoded;
+    }
+}
+
+TEST(Base64, RandomBinaryRoundTrips) {
+    std::mt19937 rng(4231);
+    std::uniform_int_distribution<int> byte(0, 255);
+    std::vector<std::size_t> sizes = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 255, 256, 4097};
+    for (std::size_t size : sizes) {
+        for (int rep = 0; rep < 20; ++rep) {
+            std::vector<char> bytes(size);
+            for (auto& b : bytes) {
+                b = static_cast<char>(byte(rng));
+            }
+            auto text = base64_encode(bytes);
+            EXPECT_EQ(text.size(), 4 * ((size + 2) / 3));
+            auto decoded = base64_decode(text);
+            ASSERT_TRUE(decoded.ok()) << text;
+            EXPECT_EQ(*decoded, bytes) << "size " << size;
+        }
+    }
+}
+
+TEST(Base64, TrailingZeroBytesSurvive) {
+    for (std::size_t n = 1; n <= 6; ++n) {
+        std::vector<char> zeros(n, '\0');
+        auto decoded = base64_decode(base64_encode(zeros));
+        ASSERT_TRUE(decoded.ok());
+        EXPECT_EQ(*decoded, zeros);
+    }
+}
+
+TEST(Base64, InvalidInputRejected) {
+    for (const char* text : {"a", "ab", "abc", "abcde", "@@@@", "Zm9v!A==", "Zm 9"}) {
+        EXPECT_FALSE(base64_decode(text).ok()) << text;
+    }
+}
+
+// Misplaced or excess padding and whitespace are not valid base64 (RFC 4648 section 3.3), but
+// EVP_DecodeBlock accepts them and base64_decode then computes the length from text.back(). See the
+// report: core/auth.cpp base64_decode.
+TEST(Base64, DISABLED_MisplacedPaddingRejected) {
+    for (const char* text : {"====", "A===", "ab=c", "=AAA", "AA=A", "Zm8=Zm8=", "QQ==    "}) {
+        EXPECT_FALSE(base64_decode(text).ok()) << "'" << text << "'";
+    }
+}
+
+}  // namespace
+}  // namespace preflight::core
