@@ -197,9 +197,13 @@ TEST_F(LoadToken, FileFromEnvironmentVariableStillChecksMode) {
 
 TEST(Base64, KnownVectors) {
     // RFC 4648 section 10.
-    const std::vector<std::pair<std::string, std::string>> vectors = {
-        {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},        {"foo", "Zm9v"},
-        {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+    const std::vector<std::pair<std::string, std::string>> vectors = {{"", ""},
+                                                                      {"f", "Zg=="},
+                                                                      {"fo", "Zm8="},
+                                                                      {"foo", "Zm9v"},
+                                                                      {"foob", "Zm9vYg=="},
+                                                                      {"fooba", "Zm9vYmE="},
+                                                                      {"foobar", "Zm9vYmFy"}};
     for (const auto& [plain, encoded] : vectors) {
         std::vector<char> bytes(plain.begin(), plain.end());
         EXPECT_EQ(base64_encode(bytes), encoded);

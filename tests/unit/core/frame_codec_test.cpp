@@ -151,7 +151,8 @@ TEST(FrameCodec, MaximumLengthHeaderRejected) {
 
 TEST(FrameCodec, OversizedFrameAfterAGoodOneKeepsTheGoodOne) {
     FrameDecoder decoder;
-    std::string stream = encoded("first") + header(static_cast<std::uint32_t>(k_max_frame_bytes + 1));
+    std::string stream =
+        encoded("first") + header(static_cast<std::uint32_t>(k_max_frame_bytes + 1));
     EXPECT_FALSE(decoder.feed(stream).ok());
     ASSERT_TRUE(decoder.has_frame());
     EXPECT_EQ(decoder.pop_frame(), "first");

@@ -117,9 +117,8 @@ TEST(RunProcess, KilledBySignal) {
 }
 
 TEST(RunProcess, ArgumentsArePassedLiterallyWithoutAShell) {
-    for (const std::string arg :
-         {"a; rm -rf /tmp/x", "$(echo pwned)", "`id`", "a b  c", "*", "x && y | z > /dev/null",
-          "'quoted' \"double\"", "$HOME"}) {
+    for (const std::string arg : {"a; rm -rf /tmp/x", "$(echo pwned)", "`id`", "a b  c", "*",
+                                  "x && y | z > /dev/null", "'quoted' \"double\"", "$HOME"}) {
         auto r = run_process({"printf", "%s", arg});
         ASSERT_TRUE(r.ok()) << r.error().message;
         EXPECT_EQ(r->exit_code, 0);
@@ -153,9 +152,8 @@ TEST(RunProcess, TimeoutKillsTheWholeProcessGroup) {
     ProcessOptions options;
     options.timeout = 300ms;
     auto start = Clock::now();
-    auto r = run_process({"sh", "-c", "sleep 30 & echo $! > \"$1\"; sleep 30", "sh",
-                          pid_file.string()},
-                         options);
+    auto r = run_process(
+        {"sh", "-c", "sleep 30 & echo $! > \"$1\"; sleep 30", "sh", pid_file.string()}, options);
     auto took = Clock::now() - start;
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_TRUE(r->timed_out);

@@ -21,6 +21,7 @@ struct Iface {
     std::string speed = "100000";  // empty: no file (EINVAL on a down link reads the same)
     std::string mtu = "1500";
     std::string carrier_changes = "2";
+    bool hardware = false;  // a 'device' link, as a PCI NIC has
 };
 
 class NetdevTest : public ::testing::Test {
@@ -42,6 +43,9 @@ class NetdevTest : public ::testing::Test {
         write(dir / "speed", iface.speed);
         write(dir / "mtu", iface.mtu);
         write(dir / "carrier_changes", iface.carrier_changes);
+        if (iface.hardware) {
+            fs::create_directories(dir / "device");
+        }
     }
 
     core::CheckResult run(const nlohmann::json& params) {
@@ -82,13 +86,33 @@ TEST_F(NetdevTest, AllExpectationsMetPasses) {
 }
 
 TEST_F(NetdevTest, DownInterfaceFails) {
-    add("eth0", {.operstate = "down", .speed = "-1"});
+    add("eth0", {.operstate = "down", .speed = "-1", .hardware = true});
     auto r = run(nlohmann::json::object());
     EXPECT_EQ(r.verdict, core::Verdict::fail);
     EXPECT_THAT(r.detail, HasSubstr("eth0: operstate down"));
     EXPECT_EQ(r.metrics.at("interfaces_up"), 0);
     EXPECT_EQ(r.metrics.at("eth0.up"), 0);
     EXPECT_EQ(r.metrics.count("speed_mbps"), 0u);  // -1 is not a speed
+}
+
+TEST_F(NetdevTest, AutoModeSkipsDownVirtualInterfacesButNotDownNics) {
+    add("docker0", {.operstate = "down", .speed = ""});
+    add("eth0", {});
+    auto r = run(nlohmann::json::object());
+    EXPECT_EQ(r.verdict, core::Verdict::pass) << r.detail;
+    EXPECT_EQ(r.metrics.count("docker0.up"), 0u);
+
+    add("ens1", {.operstate = "down", .speed = "", .hardware = true});
+    r = run(nlohmann::json::object());
+    EXPECT_EQ(r.verdict, core::Verdict::fail);
+    EXPECT_THAT(r.detail, HasSubstr("ens1: operstate down"));
+}
+
+TEST_F(NetdevTest, NamedDownVirtualInterfaceFails) {
+    add("bond0", {.operstate = "down", .speed = ""});
+    auto r = run({{"interfaces", {"bond0"}}});
+    EXPECT_EQ(r.verdict, core::Verdict::fail);
+    EXPECT_THAT(r.detail, HasSubstr("bond0: operstate down"));
 }
 
 TEST_F(NetdevTest, SpeedBelowExpectedFails) {
@@ -146,7 +170,9 @@ TEST_F(NetdevTest, NamedInterfacesOnlyAreChecked) {
 }
 
 TEST_F(NetdevTest, UnreadableSpeedFailsOnlyWhenASpeedIsExpected) {
-    add("eth0", {.operstate = "down", .speed = ""});  // read fails with EINVAL on a down link
+    add("eth0", {.operstate = "down",
+                 .speed = "",
+                 .hardware = true});  // read fails with EINVAL on a down link
     auto r = run({{"expect_speed_mbps", 100000}});
     EXPECT_EQ(r.verdict, core::Verdict::fail);
     EXPECT_THAT(r.detail, HasSubstr("eth0: speed unreadable, expected 100000 Mb/s"));

@@ -1,0 +1,771 @@
+// An in-process loopback controller (controller::Server) driven by a raw, blocking TCP client that
+// speaks the frame codec and protocol directly, plus the real agent session in a thread.
+#include "controller/server.hpp"
+
+#include <poll.h>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+#include <boost/asio.hpp>
+
+#include "agent/session.hpp"
+#include "core/auth.hpp"
+#include "core/frame_codec.hpp"
+#include "core/protocol.hpp"
+
+namespace preflight::controller {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using ::testing::HasSubstr;
+
+constexpr const char* k_token = "test-token-0123456789";
+
+// Polls pred every 10 ms until it holds or timeout passes.
+bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+    auto deadline = Clock::now() + timeout;
+    while (!pred()) {
+        if (Clock::now() >= deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    return true;
+}
+
+// A blocking client for the controller's protocol, with a deadline on every read.
+class RawClient {
+  public:
+    explicit RawClient(int port) : m_socket(m_io) {
+        m_socket.connect({asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
+    }
+
+    void send(const core::Message& message) {
+        send_raw(*core::encode_frame(core::serialize(message)));
+    }
+
+    void send_raw(const std::string& bytes) {
+        boost::system::error_code ec;
+        asio::write(m_socket, asio::buffer(bytes), ec);
+    }
+
+    // The next frame within timeout; nullopt on timeout or when the connection closed (closed()
+    // tells which). Heartbeats are skipped unless keep_heartbeats.
+    std::optional<core::Message> receive(std::chrono::milliseconds timeout,
+                                         bool keep_heartbeats = false) {
+        auto deadline = Clock::now() + timeout;
+        for (;;) {
+            while (m_decoder.has_frame()) {
+                auto parsed = core::parse_message(m_decoder.pop_frame());
+                EXPECT_TRUE(parsed.ok()) << parsed.error().message;
+                if (!parsed.ok()) {
+                    return std::nullopt;
+                }
+                if (!keep_heartbeats && std::holds_alternative<core::msg::Heartbeat>(*parsed)) {
+                    continue;
+                }
+                return std::move(parsed.value());
+            }
+            if (m_closed) {
+                return std::nullopt;
+            }
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            if (left.count() <= 0) {
+                return std::nullopt;
+            }
+            pollfd pfd{m_socket.native_handle(), POLLIN, 0};
+            if (::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) {
+                continue;
+            }
+            std::array<char, 64 * 1024> buffer{};
+            boost::system::error_code ec;
+            std::size_t n = m_socket.read_some(asio::buffer(buffer), ec);
+            if (ec) {
+                m_closed = true;
+                continue;
+            }
+            EXPECT_TRUE(m_decoder.feed(std::string_view(buffer.data(), n)).ok());
+        }
+    }
+
+    template <class T>
+    std::optional<T> receive_as(std::chrono::milliseconds timeout = 2s) {
+        auto m = receive(timeout);
+        if (!m) {
+            ADD_FAILURE() << "expected a message, got " << (m_closed ? "EOF" : "nothing");
+            return std::nullopt;
+        }
+        if (!std::holds_alternative<T>(*m)) {
+            ADD_FAILURE() << "unexpected '" << core::message_type(*m) << "'";
+            return std::nullopt;
+        }
+        return std::get<T>(std::move(*m));
+    }
+
+    // True once the peer closed the connection within timeout; other frames are discarded.
+    bool wait_closed(std::chrono::milliseconds timeout) {
+        auto deadline = Clock::now() + timeout;
+        while (!m_closed && Clock::now() < deadline) {
+            receive(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
+                    true);
+        }
+        return m_closed;
+    }
+
+    // Reads the challenge and answers with a hello for node under token.
+    std::string hello(const std::string& node, const std::string& token = k_token) {
+        auto challenge = receive_as<core::msg::Challenge>();
+        if (!challenge) {
+            return {};
+        }
+        core::msg::Hello h;
+        h.node = node;
+        h.version = "test";
+        h.capabilities = {"link.netdev"};
+        h.mac = core::auth_mac(token, challenge->nonce, node);
+        send(h);
+        return challenge->nonce;
+    }
+
+    // hello + expect welcome.
+    bool authenticate(const std::string& node) {
+        hello(node);
+        auto welcome = receive_as<core::msg::Welcome>();
+        return welcome.has_value();
+    }
+
+    bool closed() const { return m_closed; }
+
+  private:
+    asio::io_context m_io;
+    asio::ip::tcp::socket m_socket;
+    core::FrameDecoder m_decoder;
+    bool m_closed = false;
+};
+
+std::string header(std::uint32_t n) {
+    return {static_cast<char>((n >> 24) & 0xff), static_cast<char>((n >> 16) & 0xff),
+            static_cast<char>((n >> 8) & 0xff), static_cast<char>(n & 0xff)};
+}
+
+class AgentHubTest : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() { spdlog::set_level(spdlog::level::warn); }
+
+    void start(double heartbeat_s = 1.0, double hello_timeout_s = 2.0) {
+        HubOptions options;
+        options.token = k_token;
+        options.run_id = "run-test";
+        options.expected = {"n1", "n2"};
+        options.heartbeat_s = heartbeat_s;
+        options.hello_timeout_s = hello_timeout_s;
+        m_server = std::make_unique<Server>(options);
+        auto st = m_server->start("127.0.0.1", 0);
+        ASSERT_TRUE(st.ok()) << st.error().message;
+        ASSERT_GT(m_server->port(), 0);
+    }
+    void SetUp() override { start(); }
+    void TearDown() override {
+        if (m_server) {
+            m_server->stop();
+        }
+    }
+
+    void restart(double heartbeat_s, double hello_timeout_s = 2.0) {
+        m_server->stop();
+        m_server.reset();
+        start(heartbeat_s, hello_timeout_s);
+    }
+
+    AgentHub& hub() { return m_server->hub(); }
+    int port() const { return m_server->port(); }
+    bool connected(const std::string& node) { return hub().connected_nodes().count(node) != 0; }
+    bool eventually_connected(const std::string& node) {
+        return eventually([&] { return connected(node); }, 2000ms);
+    }
+
+    // Runs run_steps on another thread (it blocks until results or the deadline).
+    std::future<std::vector<StepOutcome>> run_async(std::vector<StepRequest> requests,
+                                                    std::chrono::milliseconds within) {
+        return std::async(std::launch::async, [this, requests = std::move(requests), within] {
+            return hub().run_steps(requests, Clock::now() + within);
+        });
+    }
+
+    std::unique_ptr<Server> m_server;
+};
+
+StepRequest request(const std::string& node, const std::string& check, double deadline_s = 5.0) {
+    StepRequest r;
+    r.node = node;
+    r.check = check;
+    r.deadline_s = deadline_s;
+    return r;
+}
+
+core::msg::StepResult answer(const core::msg::Run& run, core::Verdict verdict, double busbw) {
+    core::msg::StepResult result;
+    result.step = run.step;
+    result.result.check = run.check;
+    result.result.verdict = verdict;
+    result.result.metrics["busbw_gbps"] = busbw;
+    result.result.detail = "from raw client";
+    result.result.seconds = 0.01;
+    return result;
+}
+
+TEST_F(AgentHubTest, ChallengeArrivesFirst) {
+    RawClient client(port());
+    auto first = client.receive(2s, /*keep_heartbeats=*/true);
+    ASSERT_TRUE(first.has_value());
+    ASSERT_TRUE(std::holds_alternative<core::msg::Challenge>(*first));
+    const auto& nonce = std::get<core::msg::Challenge>(*first).nonce;
+    EXPECT_EQ(nonce.size(), 32u);
+    EXPECT_EQ(nonce.find_first_not_of("0123456789abcdef"), std::string::npos);
+    // Every connection gets its own nonce.
+    RawClient other(port());
+    auto second = other.receive_as<core::msg::Challenge>();
+    ASSERT_TRUE(second.has_value());
+    EXPECT_NE(second->nonce, nonce);
+}
+
+TEST_F(AgentHubTest, CorrectHelloIsWelcomed) {
+    RawClient client(port());
+    client.hello("n1");
+    auto welcome = client.receive_as<core::msg::Welcome>();
+    ASSERT_TRUE(welcome.has_value());
+    EXPECT_EQ(welcome->run_id, "run-test");
+    EXPECT_DOUBLE_EQ(welcome->heartbeat_s, 1.0);
+    EXPECT_TRUE(eventually_connected("n1"));
+    EXPECT_TRUE(hub().lost_nodes().empty());
+    auto agents = hub().wait_for_agents(Clock::now() + 100ms, {});
+    EXPECT_EQ(agents, (std::set<std::string>{"n1"}));
+}
+
+TEST_F(AgentHubTest, WaitForAgentsReturnsWhenAllJoined) {
+    auto waiter = std::async(std::launch::async,
+                             [this] { return hub().wait_for_agents(Clock::now() + 5s, {}); });
+    RawClient a(port());
+    RawClient b(port());
+    ASSERT_TRUE(a.authenticate("n1"));
+    ASSERT_TRUE(b.authenticate("n2"));
+    ASSERT_EQ(waiter.wait_for(2s), std::future_status::ready);
+    EXPECT_EQ(waiter.get(), (std::set<std::string>{"n1", "n2"}));
+}
+
+TEST_F(AgentHubTest, WaitForAgentsGivesUp) {
+    auto start = Clock::now();
+    auto agents = hub().wait_for_agents(Clock::now() + 5s, [] { return true; });
+    EXPECT_TRUE(agents.empty());
+    EXPECT_LT(Clock::now() - start, 1s);
+}
+
+TEST_F(AgentHubTest, WrongTokenIsRejectedAndClosed) {
+    RawClient client(port());
+    client.hello("n1", "not-the-token");
+    auto reject = client.receive_as<core::msg::Reject>();
+    ASSERT_TRUE(reject.has_value());
+    EXPECT_EQ(reject->reason, "authentication failed");
+    EXPECT_TRUE(client.wait_closed(2s));
+    EXPECT_FALSE(connected("n1"));
+}
+
+TEST_F(AgentHubTest, MacForAnotherNonceIsRejected) {
+    RawClient client(port());
+    auto challenge = client.receive_as<core::msg::Challenge>();
+    ASSERT_TRUE(challenge.has_value());
+    core::msg::Hello h;
+    h.node = "n1";
+    h.version = "test";
+    h.mac = core::auth_mac(k_token, "0000", "n1");  // a replayed mac from another challenge
+    client.send(h);
+    auto reject = client.receive_as<core::msg::Reject>();
+    ASSERT_TRUE(reject.has_value());
+    EXPECT_EQ(reject->reason, "authentication failed");
+    EXPECT_TRUE(client.wait_closed(2s));
+}
+
+TEST_F(AgentHubTest, UnknownNodeWithValidMacIsRejected) {
+    RawClient client(port());
+    client.hello("n9");
+    auto reject = client.receive_as<core::msg::Reject>();
+    ASSERT_TRUE(reject.has_value());
+    EXPECT_THAT(reject->reason, HasSubstr("'n9' is not in this run's inventory"));
+    EXPECT_TRUE(client.wait_closed(2s));
+    EXPECT_TRUE(hub().connected_nodes().empty());
+}
+
+TEST_F(AgentHubTest, DuplicateNodeIsRejected) {
+    RawClient first(port());
+    ASSERT_TRUE(first.authenticate("n1"));
+    RawClient second(port());
+    second.hello("n1");
+    auto reject = second.receive_as<core::msg::Reject>();
+    ASSERT_TRUE(reject.has_value());
+    EXPECT_THAT(reject->reason, HasSubstr("'n1' is already connected"));
+    EXPECT_TRUE(second.wait_closed(2s));
+    // The first connection is untouched.
+    std::this_thread::sleep_for(100ms);
+    EXPECT_TRUE(connected("n1"));
+    EXPECT_FALSE(first.closed());
+    first.send(core::msg::Heartbeat{});
+    EXPECT_FALSE(first.wait_closed(200ms));
+}
+
+TEST_F(AgentHubTest, NodeMayReconnectAfterItsConnectionClosed) {
+    {
+        RawClient first(port());
+        ASSERT_TRUE(first.authenticate("n1"));
+    }
+    ASSERT_TRUE(eventually([&] { return !connected("n1"); }, 2000ms));
+    EXPECT_EQ(hub().lost_nodes().count("n1"), 1u);
+    RawClient again(port());
+    ASSERT_TRUE(again.authenticate("n1"));
+    EXPECT_TRUE(eventually_connected("n1"));
+    EXPECT_EQ(hub().lost_nodes().count("n1"), 0u);
+}
+
+TEST_F(AgentHubTest, SecondHelloClosesTheConnection) {
+    RawClient client(port());
+    auto nonce = client.hello("n1");
+    ASSERT_TRUE(client.receive_as<core::msg::Welcome>().has_value());
+    core::msg::Hello h;
+    h.node = "n1";
+    h.version = "test";
+    h.mac = core::auth_mac(k_token, nonce, "n1");
+    client.send(h);
+    EXPECT_TRUE(client.wait_closed(2s));
+}
+
+TEST_F(AgentHubTest, GarbageFrameClosesOnlyThatConnection) {
+    RawClient good(port());
+    ASSERT_TRUE(good.authenticate("n1"));
+    ASSERT_TRUE(eventually_connected("n1"));
+
+    RawClient garbage(port());
+    ASSERT_TRUE(garbage.receive_as<core::msg::Challenge>().has_value());
+    garbage.send_raw(*core::encode_frame("this is not json"));
+    EXPECT_TRUE(garbage.wait_closed(2s));
+
+    RawClient oversized(port());
+    ASSERT_TRUE(oversized.receive_as<core::msg::Challenge>().has_value());
+    oversized.send_raw(header(static_cast<std::uint32_t>(core::k_max_frame_bytes + 1)));
+    EXPECT_TRUE(oversized.wait_closed(2s));
+
+    RawClient empty(port());
+    ASSERT_TRUE(empty.receive_as<core::msg::Challenge>().has_value());
+    empty.send_raw(header(0));
+    EXPECT_TRUE(empty.wait_closed(2s));
+
+    // An authenticated agent that sends garbage is dropped and reported lost.
+    RawClient bad_agent(port());
+    ASSERT_TRUE(bad_agent.authenticate("n2"));
+    ASSERT_TRUE(eventually_connected("n2"));
+    bad_agent.send_raw(*core::encode_frame(R"({"v":1,"type":"result","step":"x"})"));
+    EXPECT_TRUE(bad_agent.wait_closed(2s));
+    ASSERT_TRUE(eventually([&] { return hub().lost_nodes().count("n2") != 0; }, 2000ms));
+    EXPECT_THAT(hub().lost_nodes().at("n2"), HasSubstr("bad message"));
+
+    good.send(core::msg::Heartbeat{});
+    EXPECT_FALSE(good.wait_closed(200ms));
+    EXPECT_EQ(hub().connected_nodes(), (std::set<std::string>{"n1"}));
+    EXPECT_EQ(hub().lost_nodes().count("n1"), 0u);
+}
+
+TEST_F(AgentHubTest, MessageBeforeHelloClosesTheConnection) {
+    RawClient client(port());
+    ASSERT_TRUE(client.receive_as<core::msg::Challenge>().has_value());
+    client.send(core::msg::KvSet{"k", "dg=="});
+    EXPECT_TRUE(client.wait_closed(2s));
+
+    RawClient heartbeat_first(port());
+    ASSERT_TRUE(heartbeat_first.receive_as<core::msg::Challenge>().has_value());
+    heartbeat_first.send(core::msg::Heartbeat{});
+    EXPECT_TRUE(heartbeat_first.wait_closed(2s));
+    EXPECT_TRUE(hub().connected_nodes().empty());
+    EXPECT_TRUE(hub().lost_nodes().empty());  // never authenticated: nothing was lost
+}
+
+TEST_F(AgentHubTest, UnexpectedMessageFromAnAgentClosesIt) {
+    RawClient client(port());
+    ASSERT_TRUE(client.authenticate("n1"));
+    client.send(core::msg::Welcome{"x", 1.0});
+    EXPECT_TRUE(client.wait_closed(2s));
+}
+
+TEST_F(AgentHubTest, SilentConnectionWithoutHelloIsClosed) {
+    restart(/*heartbeat_s=*/0.1, /*hello_timeout_s=*/0.3);
+    RawClient client(port());
+    ASSERT_TRUE(client.receive_as<core::msg::Challenge>().has_value());
+    auto start = Clock::now();
+    EXPECT_TRUE(client.wait_closed(3s));
+    EXPECT_GE(Clock::now() - start, 200ms);
+}
+
+TEST_F(AgentHubTest, SilentAgentIsDroppedAfterThreeHeartbeats) {
+    restart(/*heartbeat_s=*/0.2);
+    RawClient silent(port());
+    RawClient chatty(port());
+    auto start = Clock::now();
+    ASSERT_TRUE(silent.authenticate("n1"));
+    ASSERT_TRUE(chatty.authenticate("n2"));
+    ASSERT_TRUE(eventually_connected("n1"));
+    // The chatty agent heartbeats every 100 ms while the silent one says nothing.
+    bool dropped = false;
+    while (Clock::now() - start < 2500ms) {
+        chatty.send(core::msg::Heartbeat{});
+        chatty.receive(100ms, true);
+        if (hub().lost_nodes().count("n1") != 0) {
+            dropped = true;
+            break;
+        }
+    }
+    auto took = Clock::now() - start;
+    ASSERT_TRUE(dropped);
+    EXPECT_GE(took, 550ms);  // 3 x 0.2 s, give or take the tick
+    EXPECT_LT(took, 2000ms);
+    EXPECT_THAT(hub().lost_nodes().at("n1"), HasSubstr("no heartbeat"));
+    EXPECT_FALSE(connected("n1"));
+    EXPECT_TRUE(silent.wait_closed(1s));
+    EXPECT_TRUE(connected("n2"));
+    EXPECT_FALSE(chatty.closed());
+}
+
+TEST_F(AgentHubTest, ControllerSendsHeartbeats) {
+    restart(/*heartbeat_s=*/0.1);
+    RawClient client(port());
+    ASSERT_TRUE(client.authenticate("n1"));
+    auto m = client.receive(1s, /*keep_heartbeats=*/true);
+    ASSERT_TRUE(m.has_value());
+    EXPECT_TRUE(std::holds_alternative<core::msg::Heartbeat>(*m));
+}
+
+TEST_F(AgentHubTest, KvSetThenGet) {
+    RawClient client(port());
+    ASSERT_TRUE(client.authenticate("n1"));
+    client.send(core::msg::KvSet{"g1/rank0", "aGVsbG8="});
+    client.send(core::msg::KvGet{7, "g1/rank0", 1.0});
+    auto value = client.receive_as<core::msg::KvValue>();
+    ASSERT_TRUE(value.has_value());
+    EXPECT_EQ(value->request, 7u);
+    EXPECT_EQ(value->key, "g1/rank0");
+    ASSERT_TRUE(value->value.has_value());
+    EXPECT_EQ(*value->value, "aGVsbG8=");
+    EXPECT_EQ(value->error, "");
+}
+
+TEST_F(AgentHubTest, KvGetWaitsForALaterSet) {
+    RawClient a(port());
+    RawClient b(port());
+    ASSERT_TRUE(a.authenticate("n1"));
+    ASSERT_TRUE(b.authenticate("n2"));
+    a.send(core::msg::KvGet{1, "g1/rank1", 5.0});
+    a.send(core::msg::KvGet{2, "g1/rank1", 5.0});  // two waiters on the same key
+    EXPECT_FALSE(a.receive(200ms).has_value());    // nothing yet
+    b.send(core::msg::KvSet{"g1/rank1", "d29ybGQ="});
+    std::set<std::uint64_t> answered;
+    for (int i = 0; i < 2; ++i) {
+        auto value = a.receive_as<core::msg::KvValue>();
+        ASSERT_TRUE(value.has_value());
+        ASSERT_TRUE(value->value.has_value());
+        EXPECT_EQ(*value->value, "d29ybGQ=");
+        answered.insert(value->request);
+    }
+    EXPECT_EQ(answered, (std::set<std::uint64_t>{1, 2}));
+}
+
+TEST_F(AgentHubTest, KvGetTimesOutWithAnError) {
+    RawClient client(port());
+    ASSERT_TRUE(client.authenticate("n1"));
+    auto start = Clock::now();
+    client.send(core::msg::KvGet{3, "never", 0.2});
+    auto value = client.receive_as<core::msg::KvValue>();
+    ASSERT_TRUE(value.has_value());
+    EXPECT_GE(Clock::now() - start, 150ms);
+    EXPECT_EQ(value->request, 3u);
+    EXPECT_FALSE(value->value.has_value());
+    EXPECT_THAT(value->error, HasSubstr("'never' not set"));
+    // The connection is still fine afterwards.
+    client.send(core::msg::KvSet{"later", "eA=="});
+    client.send(core::msg::KvGet{4, "later", 1.0});
+    auto later = client.receive_as<core::msg::KvValue>();
+    ASSERT_TRUE(later.has_value());
+    EXPECT_EQ(later->request, 4u);
+}
+
+TEST_F(AgentHubTest, KvWaiterOfAClosedConnectionIsDropped) {
+    {
+        RawClient gone(port());
+        ASSERT_TRUE(gone.authenticate("n1"));
+        gone.send(core::msg::KvGet{1, "k", 5.0});
+        std::this_thread::sleep_for(50ms);
+    }
+    ASSERT_TRUE(eventually([&] { return !connected("n1"); }, 2000ms));
+    RawClient setter(port());
+    ASSERT_TRUE(setter.authenticate("n2"));
+    setter.send(core::msg::KvSet{"k", "eA=="});
+    setter.send(core::msg::KvGet{2, "k", 1.0});
+    auto value = setter.receive_as<core::msg::KvValue>();
+    ASSERT_TRUE(value.has_value());
+    EXPECT_EQ(value->request, 2u);
+}
+
+TEST_F(AgentHubTest, RunStepsDispatchesAndCollects) {
+    RawClient a(port());
+    RawClient b(port());
+    ASSERT_TRUE(a.authenticate("n1"));
+    ASSERT_TRUE(b.authenticate("n2"));
+    auto req_a = request("n1", "collective.gloo_allreduce", 3.0);
+    req_a.params = {{"bytes", 4096}};
+    req_a.group = core::msg::Group{"r1g0", 0, {"n1", "n2"}};
+    req_a.bind_address = "127.0.0.1";
+    auto req_b = request("n2", "collective.gloo_allreduce", 3.0);
+    req_b.group = core::msg::Group{"r1g0", 1, {"n1", "n2"}};
+    auto future = run_async({req_a, req_b}, 5s);
+
+    auto run_a = a.receive_as<core::msg::Run>();
+    auto run_b = b.receive_as<core::msg::Run>();
+    ASSERT_TRUE(run_a.has_value());
+    ASSERT_TRUE(run_b.has_value());
+    EXPECT_EQ(run_a->check, "collective.gloo_allreduce");
+    EXPECT_EQ(run_a->params.at("bytes"), 4096);
+    EXPECT_DOUBLE_EQ(run_a->deadline_s, 3.0);
+    ASSERT_TRUE(run_a->group.has_value());
+    EXPECT_EQ(run_a->group->rank, 0);
+    EXPECT_EQ(run_b->group->rank, 1);
+    EXPECT_EQ(run_a->bind_address, "127.0.0.1");
+    EXPECT_NE(run_a->step, run_b->step);
+
+    b.send(answer(*run_b, core::Verdict::pass, 12.5));
+    a.send(answer(*run_a, core::Verdict::warn, 11.0));
+    ASSERT_EQ(future.wait_for(3s), std::future_status::ready);
+    auto outcomes = future.get();
+    ASSERT_EQ(outcomes.size(), 2u);
+    // Outcomes follow the request order, not the answer order.
+    EXPECT_EQ(outcomes[0].node, "n1");
+    EXPECT_FALSE(outcomes[0].lost);
+    EXPECT_EQ(outcomes[0].result.verdict, core::Verdict::warn);
+    EXPECT_DOUBLE_EQ(outcomes[0].result.metrics.at("busbw_gbps"), 11.0);
+    EXPECT_EQ(outcomes[1].node, "n2");
+    EXPECT_EQ(outcomes[1].result.verdict, core::Verdict::pass);
+    EXPECT_EQ(outcomes[1].result.detail, "from raw client");
+}
+
+TEST_F(AgentHubTest, RunStepsReportsProgress) {
+    RawClient a(port());
+    ASSERT_TRUE(a.authenticate("n1"));
+    std::vector<std::pair<std::size_t, std::size_t>> progress;
+    auto future = std::async(std::launch::async, [&] {
+        return hub().run_steps(
+            {request("n1", "link.netdev")}, Clock::now() + 3s,
+            [&](std::size_t done, std::size_t total) { progress.emplace_back(done, total); });
+    });
+    auto run = a.receive_as<core::msg::Run>();
+    ASSERT_TRUE(run.has_value());
+    a.send(answer(*run, core::Verdict::pass, 1.0));
+    ASSERT_EQ(future.wait_for(3s), std::future_status::ready);
+    future.get();
+    ASSERT_FALSE(progress.empty());
+    EXPECT_EQ(progress.back(), (std::pair<std::size_t, std::size_t>{1, 1}));
+}
+
+TEST_F(AgentHubTest, ResultForTheWrongCheckIsAnError) {
+    RawClient a(port());
+    ASSERT_TRUE(a.authenticate("n1"));
+    auto future = run_async({request("n1", "link.netdev")}, 3s);
+    auto run = a.receive_as<core::msg::Run>();
+    ASSERT_TRUE(run.has_value());
+    auto reply = answer(*run, core::Verdict::pass, 1.0);
+    reply.result.check = "link.pcie";
+    a.send(reply);
+    ASSERT_EQ(future.wait_for(3s), std::future_status::ready);
+    auto outcomes = future.get();
+    ASSERT_EQ(outcomes.size(), 1u);
+    EXPECT_EQ(outcomes[0].result.verdict, core::Verdict::error);
+    EXPECT_THAT(outcomes[0].result.detail, HasSubstr("'link.pcie'"));
+    EXPECT_EQ(outcomes[0].result.check, "link.netdev");
+}
+
+TEST_F(AgentHubTest, ResultForAnotherNodesStepClosesTheConnection) {
+    RawClient a(port());
+    RawClient b(port());
+    ASSERT_TRUE(a.authenticate("n1"));
+    ASSERT_TRUE(b.authenticate("n2"));
+    auto future = run_async({request("n1", "link.netdev")}, 3s);
+    auto run = a.receive_as<core::msg::Run>();
+    ASSERT_TRUE(run.has_value());
+    b.send(answer(*run, core::Verdict::pass, 1.0));  // n2 answers n1's step
+    EXPECT_TRUE(b.wait_closed(2s));
+    a.send(answer(*run, core::Verdict::pass, 2.0));
+    ASSERT_EQ(future.wait_for(3s), std::future_status::ready);
+    auto outcomes = future.get();
+    EXPECT_EQ(outcomes[0].result.verdict, core::Verdict::pass);
+    EXPECT_DOUBLE_EQ(outcomes[0].result.metrics.at("busbw_gbps"), 2.0);
+}
+
+TEST_F(AgentHubTest, DisconnectMidStepIsALostError) {
+    RawClient a(port());
+    auto b = std::make_unique<RawClient>(port());
+    ASSERT_TRUE(a.authenticate("n1"));
+    ASSERT_TRUE(b->authenticate("n2"));
+    auto start = Clock::now();
+    auto future = run_async({request("n1", "link.netdev"), request("n2", "link.netdev")}, 5s);
+    auto run_a = a.receive_as<core::msg::Run>();
+    ASSERT_TRUE(run_a.has_value());
+    ASSERT_TRUE(b->receive_as<core::msg::Run>().has_value());
+    b.reset();  // n2 disconnects mid-step
+    a.send(answer(*run_a, core::Verdict::pass, 1.0));
+    ASSERT_EQ(future.wait_for(3s), std::future_status::ready);
+    EXPECT_LT(Clock::now() - start, 3s);  // the loss ends the wait, not the deadline
+    auto outcomes = future.get();
+    ASSERT_EQ(outcomes.size(), 2u);
+    EXPECT_FALSE(outcomes[0].lost);
+    EXPECT_EQ(outcomes[0].result.verdict, core::Verdict::pass);
+    EXPECT_TRUE(outcomes[1].lost);
+    EXPECT_EQ(outcomes[1].node, "n2");
+    EXPECT_EQ(outcomes[1].result.verdict, core::Verdict::error);
+    EXPECT_EQ(outcomes[1].result.check, "link.netdev");
+    EXPECT_THAT(outcomes[1].result.detail, HasSubstr("agent lost"));
+    EXPECT_EQ(hub().lost_nodes().count("n2"), 1u);
+
+    // A later step for the lost node fails at once with the earlier reason.
+    auto later = hub().run_steps({request("n2", "link.netdev")}, Clock::now() + 2s);
+    ASSERT_EQ(later.size(), 1u);
+    EXPECT_TRUE(later[0].lost);
+    EXPECT_THAT(later[0].result.detail, HasSubstr("agent lost earlier"));
+}
+
+TEST_F(AgentHubTest, SilentAgentIsAnErrorAtTheDeadline) {
+    RawClient a(port());
+    ASSERT_TRUE(a.authenticate("n1"));
+    auto start = Clock::now();
+    auto future = run_async({request("n1", "link.netdev", 0.3)}, 400ms);
+    auto run = a.receive_as<core::msg::Run>();
+    ASSERT_TRUE(run.has_value());
+    ASSERT_EQ(future.wait_for(3s), std::future_status::ready);
+    auto took = Clock::now() - start;
+    EXPECT_GE(took, 350ms);
+    auto outcomes = future.get();
+    ASSERT_EQ(outcomes.size(), 1u);
+    EXPECT_TRUE(outcomes[0].lost);
+    EXPECT_EQ(outcomes[0].result.verdict, core::Verdict::error);
+    EXPECT_THAT(outcomes[0].result.detail, HasSubstr("no result within the step deadline"));
+    // A late answer is dropped quietly; the connection stays up.
+    a.send(answer(*run, core::Verdict::pass, 1.0));
+    a.send(core::msg::Heartbeat{});
+    EXPECT_FALSE(a.wait_closed(200ms));
+    EXPECT_TRUE(connected("n1"));
+}
+
+TEST_F(AgentHubTest, StepForANodeThatNeverConnectedIsAnError) {
+    auto outcomes = hub().run_steps({request("n2", "link.netdev")}, Clock::now() + 2s);
+    ASSERT_EQ(outcomes.size(), 1u);
+    EXPECT_TRUE(outcomes[0].lost);
+    EXPECT_EQ(outcomes[0].result.verdict, core::Verdict::error);
+    EXPECT_THAT(outcomes[0].result.detail, HasSubstr("not connected"));
+}
+
+TEST_F(AgentHubTest, EmptyBatchReturnsAtOnce) {
+    auto start = Clock::now();
+    EXPECT_TRUE(hub().run_steps({}, Clock::now() + 5s).empty());
+    EXPECT_LT(Clock::now() - start, 1s);
+}
+
+TEST_F(AgentHubTest, StopSendsShutdown) {
+    RawClient client(port());
+    ASSERT_TRUE(client.authenticate("n1"));
+    m_server->stop();
+    auto shutdown = client.receive_as<core::msg::Shutdown>();
+    ASSERT_TRUE(shutdown.has_value());
+    EXPECT_EQ(shutdown->reason, "run finished");
+    EXPECT_TRUE(client.wait_closed(2s));
+    EXPECT_TRUE(hub().lost_nodes().empty());  // a shutdown is not a loss
+}
+
+// The real agent session against the in-process controller.
+agent::AgentOptions agent_options(int port, const std::string& node, const std::string& token) {
+    agent::AgentOptions options;
+    options.controller_host = "127.0.0.1";
+    options.controller_port = port;
+    options.node = node;
+    options.token = token;
+    options.connect_timeout_s = 3.0;
+    return options;
+}
+
+TEST_F(AgentHubTest, RealAgentWithWrongTokenIsRejected) {
+    auto code = std::async(std::launch::async, [this] {
+        return agent::run_agent(agent_options(port(), "n1", "wrong-token"));
+    });
+    ASSERT_EQ(code.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(code.get(), agent::k_agent_rejected);
+    EXPECT_FALSE(connected("n1"));
+}
+
+// Stops the server when a test leaves early, so that the agent thread a future waits on returns.
+class StopOnExit {
+  public:
+    explicit StopOnExit(Server& server) : m_server(server) {}
+    ~StopOnExit() { m_server.stop(); }
+    StopOnExit(const StopOnExit&) = delete;
+    StopOnExit& operator=(const StopOnExit&) = delete;
+
+  private:
+    Server& m_server;
+};
+
+TEST_F(AgentHubTest, RealAgentRunsACheckAndShutsDown) {
+    auto code = std::async(std::launch::async, [this] {
+        return agent::run_agent(agent_options(port(), "n1", k_token));
+    });
+    StopOnExit guard(*m_server);  // destroyed before the future
+    auto agents = hub().wait_for_agents(Clock::now() + 5s, [&] {
+        return code.wait_for(0s) == std::future_status::ready;  // the agent gave up
+    });
+    ASSERT_EQ(agents.count("n1"), 1u);
+
+    auto req = request("n1", "link.netdev", 5.0);
+    req.params = {{"interfaces", nlohmann::json::array()}};
+    auto outcomes = hub().run_steps({req}, Clock::now() + 6s);
+    ASSERT_EQ(outcomes.size(), 1u);
+    EXPECT_FALSE(outcomes[0].lost) << outcomes[0].result.detail;
+    EXPECT_EQ(outcomes[0].result.check, "link.netdev");
+    EXPECT_NE(outcomes[0].result.detail, "no result");
+    EXPECT_THAT(outcomes[0].result.detail, ::testing::Not(HasSubstr("no result within")));
+
+    // An unknown check is answered with an error, not silence.
+    auto unknown = hub().run_steps({request("n1", "link.nonexistent", 2.0)}, Clock::now() + 3s);
+    ASSERT_EQ(unknown.size(), 1u);
+    EXPECT_FALSE(unknown[0].lost);
+    EXPECT_EQ(unknown[0].result.verdict, core::Verdict::error);
+
+    m_server->stop();
+    ASSERT_EQ(code.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(code.get(), agent::k_agent_ok);
+}
+
+TEST_F(AgentHubTest, RealAgentGivesUpWhenNothingListens) {
+    int dead_port = port();
+    m_server->stop();
+    m_server.reset();
+    auto options = agent_options(dead_port, "n1", k_token);
+    options.connect_timeout_s = 0.5;
+    auto start = Clock::now();
+    EXPECT_EQ(agent::run_agent(options), agent::k_agent_failed);
+    EXPECT_LT(Clock::now() - start, 5s);
+}
+
+}  // namespace
+}  // namespace preflight::controller
