@@ -5,7 +5,10 @@ option(PREFLIGHT_SANITIZE "Build with AddressSanitizer and UBSan" OFF)
 
 find_package(Gloo CONFIG QUIET)
 find_package(MPI QUIET COMPONENTS CXX)
-find_package(CUDAToolkit QUIET HINTS /usr/local/cuda)
+if(NOT DEFINED CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
+  set(CUDAToolkit_ROOT /usr/local/cuda)
+endif()
+find_package(CUDAToolkit QUIET)
 find_path(PREFLIGHT_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
 find_library(PREFLIGHT_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64
              /usr/local/cuda/lib)
