@@ -20,30 +20,6 @@ std::string known_checks(const ParamCatalog& catalog) {
     return out.empty() ? std::string("none") : out;
 }
 
-std::string declared_params(const std::vector<ParamSpec>& specs) {
-    std::string out;
-    for (const auto& spec : specs) {
-        out += (out.empty() ? "" : ", ") + spec.name;
-    }
-    return out.empty() ? std::string("none") : out;
-}
-
-std::string_view with_article(ParamType type) {
-    switch (type) {
-        case ParamType::integer:
-            return "an integer";
-        case ParamType::number:
-            return "a number";
-        case ParamType::boolean:
-            return "a boolean";
-        case ParamType::string:
-            return "a string";
-        case ParamType::string_list:
-            return "a list of strings";
-    }
-    return "a value";
-}
-
 // Parses one config document; m_file prefixes every message.
 class ConfigParser {
   public:
@@ -280,13 +256,13 @@ class ConfigParser {
                     if (spec == specs.end()) {
                         yaml::fail(m_file, param.first,
                                    "unknown parameter '" + name + "' for check '" + check +
-                                       "' (declared: " + declared_params(specs) + ")");
+                                       "' (declared: " + declared_param_names(specs) + ")");
                     }
                     auto value = yaml::to_json(param.second);
                     if (!param_type_matches(spec->type, value)) {
                         yaml::fail(m_file, param.first,
                                    "'" + section + "." + name + "' must be " +
-                                       std::string(with_article(spec->type)));
+                                       std::string(describe_type(spec->type)));
                     }
                     given[name] = std::move(value);
                 }

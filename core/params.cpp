@@ -4,9 +4,7 @@
 
 namespace preflight::core {
 
-namespace {
-
-std::string declared_names(const std::vector<ParamSpec>& specs) {
+std::string declared_param_names(const std::vector<ParamSpec>& specs) {
     if (specs.empty()) {
         return "none";
     }
@@ -20,7 +18,7 @@ std::string declared_names(const std::vector<ParamSpec>& specs) {
     return out;
 }
 
-std::string_view with_article(ParamType type) {
+std::string_view describe_type(ParamType type) {
     switch (type) {
         case ParamType::integer:
             return "an integer";
@@ -35,8 +33,6 @@ std::string_view with_article(ParamType type) {
     }
     return "a value";
 }
-
-}  // namespace
 
 bool param_type_matches(ParamType type, const nlohmann::json& value) {
     switch (type) {
@@ -89,11 +85,11 @@ Result<nlohmann::json> resolve_params(const std::vector<ParamSpec>& specs,
             auto spec = find(name);
             if (spec == specs.end()) {
                 return Error{"unknown parameter '" + name +
-                             "' (declared: " + declared_names(specs) + ")"};
+                             "' (declared: " + declared_param_names(specs) + ")"};
             }
             if (!param_type_matches(spec->type, value)) {
                 return Error{"parameter '" + name + "' must be " +
-                             std::string(with_article(spec->type)) + ", got " +
+                             std::string(describe_type(spec->type)) + ", got " +
                              std::string(value.type_name())};
             }
             resolved[name] = value;

@@ -1,5 +1,6 @@
-// Declared, typed check parameters. Checks declare them; the config loader rejects keys a check does
-// not declare and values of the wrong type, with file:line:col; the check base class fills defaults.
+// Declared, typed check parameters. Checks declare them; the config loader rejects keys a check
+// does not declare and values of the wrong type, with file:line:col; the check base class fills
+// defaults.
 #pragma once
 
 #include <string>
@@ -23,9 +24,13 @@ struct ParamSpec {
 // Checks value's JSON type against spec; integers are accepted where numbers are expected.
 bool param_type_matches(ParamType type, const nlohmann::json& value);
 std::string_view to_string(ParamType type);
+// "an integer", "a list of strings": for error messages.
+std::string_view describe_type(ParamType type);
+// "bytes, iters, timeout_s", or "none".
+std::string declared_param_names(const std::vector<ParamSpec>& specs);
 
-// Returns given merged over the defaults of specs; an unknown key, a wrong type or a missing required
-// parameter is an Error naming the parameter.
+// Returns given merged over the defaults of specs; an unknown key, a wrong type or a missing
+// required parameter is an Error naming the parameter.
 Result<nlohmann::json> resolve_params(const std::vector<ParamSpec>& specs,
                                       const nlohmann::json& given);
 

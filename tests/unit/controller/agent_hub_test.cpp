@@ -49,6 +49,7 @@ class RawClient {
   public:
     explicit RawClient(int port) : m_socket(m_io) {
         m_socket.connect({asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
+        m_socket.set_option(asio::ip::tcp::no_delay(true));
     }
 
     void send(const core::Message& message) {
@@ -162,7 +163,7 @@ std::string header(std::uint32_t n) {
 
 class AgentHubTest : public ::testing::Test {
   protected:
-    static void SetUpTestSuite() { spdlog::set_level(std::getenv("PF_TEST_DEBUG") ? spdlog::level::debug : spdlog::level::warn); }
+    static void SetUpTestSuite() { spdlog::set_level(spdlog::level::warn); }
 
     void start(double heartbeat_s = 1.0, double hello_timeout_s = 2.0) {
         HubOptions options;
@@ -695,6 +696,33 @@ TEST_F(AgentHubTest, StopSendsShutdown) {
     EXPECT_TRUE(hub().lost_nodes().empty());  // a shutdown is not a loss
 }
 
+// A kv_get whose timer expires in the same I/O-loop turn as the kv_set that answers it: the set
+// erases the waiter and cancel()s a timer whose handler is already queued, so the handler runs
+// with success on an erased multimap iterator (controller/agent_hub.cpp handle_kv_get). Crashes
+// (SIGSEGV in _Rb_tree_rebalance_for_erase) within a few hundred iterations; enable once fixed.
+TEST_F(AgentHubTest, DISABLED_KvGetTimeoutRacingASetAnswersOnce) {
+    RawClient client(port());
+    ASSERT_TRUE(client.authenticate("n1"));
+    int extra = 0;
+    for (int i = 0; i < 3000; ++i) {
+        std::string key = "k" + std::to_string(i);
+        client.send(core::msg::KvGet{static_cast<std::uint64_t>(i), key, 0.001});
+        // Busy-wait so that the set lands around the 1 ms expiry, sweeping the offset.
+        auto t0 = Clock::now();
+        while (Clock::now() - t0 < std::chrono::microseconds(900 + (i % 200))) {
+        }
+        client.send(core::msg::KvSet{key, "eA=="});
+        ASSERT_TRUE(client.receive_as<core::msg::KvValue>(1s).has_value()) << "iteration " << i;
+        if (client.receive(0ms)) {
+            ++extra;
+        }
+    }
+    while (client.receive(100ms)) {
+        ++extra;
+    }
+    EXPECT_EQ(extra, 0);  // one answer per kv_get
+}
+
 // The real agent session against the in-process controller.
 agent::AgentOptions agent_options(int port, const std::string& node, const std::string& token) {
     agent::AgentOptions options;
@@ -732,10 +760,9 @@ TEST_F(AgentHubTest, RealAgentRunsACheckAndShutsDown) {
         return agent::run_agent(agent_options(port(), "n1", k_token));
     });
     StopOnExit guard(*m_server);  // destroyed before the future
-    auto agents = hub().wait_for_agents(Clock::now() + 5s, [&] {
-        return code.wait_for(0s) == std::future_status::ready;  // the agent gave up
-    });
-    ASSERT_EQ(agents.count("n1"), 1u);
+    // n2 never comes, so wait for n1 alone rather than for wait_for_agents' deadline.
+    ASSERT_TRUE(eventually_connected("n1"));
+    ASSERT_NE(code.wait_for(0s), std::future_status::ready);
 
     auto req = request("n1", "link.netdev", 5.0);
     req.params = {{"interfaces", nlohmann::json::array()}};
