@@ -93,6 +93,9 @@ std::vector<NodeReport> evaluate(const std::vector<NodeInput>& inputs,
             for (auto i : members) {
                 auto& nc = reports[i].checks.back();
                 double value = nc.metrics.at(*metric);
+                // Keep what the check said (for collectives: the groups and partners behind the
+                // figure) after a verdict of ours, so the operator sees the evidence.
+                std::string evidence = nc.detail.empty() ? "" : " [" + nc.detail + "]";
                 nc.floor = floor;
                 if (enough) {
                     nc.median = med;

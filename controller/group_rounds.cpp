@@ -157,7 +157,8 @@ class Rounds {
     }
 
     GroupCheckOutcome finish(const std::vector<std::string>& nodes,
-                             const std::set<std::string>& inconsistent) {
+                             const std::set<std::string>& inconsistent,
+                             const std::set<std::string>& confirmed) {
         for (const auto& node : nodes) {
             core::CheckResult r;
             r.check = m_plan.check;
@@ -189,9 +190,25 @@ class Rounds {
                         fmt::format("{} with {}: no value", g.id, fmt::join(others, "+")));
                 }
             }
+            bool cleared = false;
+            for (auto idx : history.groups) {
+                cleared = cleared || group_ok(idx);
+            }
             if (auto f = m_failed_data.find(node); f != m_failed_data.end()) {
                 r.verdict = core::Verdict::fail;
                 r.detail = f->second;
+            } else if (best && !cleared && confirmed.count(node) == 0) {
+                // Slow so far, but never measured against enough good partners to tell whether
+                // it or its partner is slow: no verdict, and so no action, on that evidence.
+                r.verdict = core::Verdict::error;
+                r.metrics[m_plan.metric] = *best;
+                r.detail = fmt::format(
+                    "unconfirmed suspect: slow, but re-pairing with good "
+                    "partners did not complete; {}",
+                    fmt::join(trail, "; "));
+                if (!history.errors.empty()) {
+                    r.detail += fmt::format("; errors: {}", fmt::join(history.errors, "; "));
+                }
             } else if (best) {
                 r.verdict = inconsistent.count(node) ? core::Verdict::warn : core::Verdict::pass;
                 r.metrics[m_plan.metric] = *best;
@@ -265,6 +282,7 @@ GroupCheckOutcome run_group_check(AgentHub& hub, const GroupCheckPlan& plan,
     candidates.insert(candidates.end(), unmeasured.begin(), unmeasured.end());
     std::vector<std::string> still_slow;
     std::set<std::string> inconsistent;
+    std::set<std::string> confirmed;
     int wave = 0;
     while (!candidates.empty() && !good.empty() && wave < 3) {
         std::map<std::string, std::set<std::string>> avoid;
@@ -299,14 +317,17 @@ GroupCheckOutcome run_group_check(AgentHub& hub, const GroupCheckPlan& plan,
         }
         auto plan3 = plan_repairs(still_slow, good, avoid, cohort_of);
         auto r3 = rounds.run(3, "confirm suspects", plan3.groups);
-        rounds.mark_slow(r3);
+        auto slow3 = rounds.mark_slow(r3);
+        std::set<std::size_t> slow3_set(slow3.begin(), slow3.end());
         for (std::size_t i = 0; i < r3.size(); ++i) {
             if (rounds.group_ok(r3[i])) {
                 inconsistent.insert(plan3.groups[i].front());
+            } else if (slow3_set.count(r3[i]) != 0) {
+                confirmed.insert(plan3.groups[i].front());  // slow with two good partners
             }
         }
     }
-    return rounds.finish(nodes, inconsistent);
+    return rounds.finish(nodes, inconsistent, confirmed);
 }
 
 }  // namespace preflight::controller

@@ -333,15 +333,16 @@ RunReport run_preflight(const RunOptions& options) {
     }
     report.nodes = evaluate(inputs, cfg.checks, cfg.evaluation);
 
-    plan_actions(report, cfg.actions);
-    if (options.apply) {
-        core::SystemCommandRunner runner;
-        apply_actions(report, runner, std::chrono::seconds(30));
+    // An interrupted run never acts: its suspects were not all confirmed.
+    report.interrupted = interrupted();
+    if (!report.interrupted) {
+        plan_actions(report, cfg.actions);
+        if (options.apply) {
+            core::SystemCommandRunner runner;
+            apply_actions(report, runner, std::chrono::seconds(30));
+        }
     }
-    report.exit_code = exit_code_for(report);
-    if (interrupted() && report.exit_code == 0) {
-        report.exit_code = 4;
-    }
+    report.exit_code = report.interrupted ? 4 : exit_code_for(report);
     report.finished_at = utc_now();
     report.wall_seconds = std::chrono::duration<double>(Clock::now() - wall_start).count();
     if (auto st = write_report_files(report, options.report_dir, options.json_path); !st) {

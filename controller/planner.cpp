@@ -38,7 +38,10 @@ std::vector<Members> plan_pairs(const std::vector<std::string>& nodes,
     if (singletons.size() >= 2) {
         pair_up(singletons);
     } else if (singletons.size() == 1 && !groups.empty()) {
-        groups.back().push_back(singletons.front());
+        // Prefer a pair, so no group grows beyond three.
+        auto pair = std::find_if(groups.rbegin(), groups.rend(),
+                                 [](const Members& g) { return g.size() == 2; });
+        (pair != groups.rend() ? *pair : groups.back()).push_back(singletons.front());
     }
     return groups;
 }

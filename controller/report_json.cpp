@@ -123,6 +123,7 @@ J report_json(const RunReport& r) {
     j["wall_seconds"] = r.wall_seconds;
     j["launcher"] = r.launcher;
     j["apply"] = r.apply;
+    j["interrupted"] = r.interrupted;
     // An object even when the caller set nothing, so that scripts can index into it
     // unconditionally.
     j["config"] = r.config.is_null() ? J::object() : J(r.config);

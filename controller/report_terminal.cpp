@@ -414,6 +414,9 @@ std::string render_terminal(const RunReport& report, bool color) {
         }
     }
 
+    if (report.interrupted) {
+        out += "\nINTERRUPTED: the run was stopped before it finished; no action was planned.\n";
+    }
     if (!report.actions.empty()) {
         const std::string title =
             report.apply ? "Actions (--apply):" : "Actions: PLANNED (dry run; pass --apply to act)";

@@ -83,7 +83,8 @@ struct RunReport {
     std::string finished_at;  // RFC 3339 UTC
     double wall_seconds = 0.0;
     std::string launcher;
-    bool apply = false;     // --apply given
+    bool apply = false;        // --apply given
+    bool interrupted = false;  // stopped by a signal: verdicts partial, no action planned
     nlohmann::json config;  // effective evaluation/actions settings
     std::vector<NodeReport> nodes;
     std::vector<GroupRecord> groups;

@@ -109,24 +109,31 @@ std::string base64_encode(const std::vector<char>& bytes) {
 }
 
 Result<std::vector<char>> base64_decode(std::string_view text) {
+    // Strict RFC 4648: the standard alphabet, length a multiple of 4, '=' only as the last one or
+    // two characters. OpenSSL's EVP_DecodeBlock is lenient about all three, so check first.
     if (text.size() % 4 != 0) {
         return Error{"base64: length " + std::to_string(text.size()) + " is not a multiple of 4"};
+    }
+    std::size_t padding = 0;
+    if (!text.empty() && text.back() == '=') {
+        padding = (text.size() >= 2 && text[text.size() - 2] == '=') ? 2 : 1;
+    }
+    for (std::size_t i = 0; i < text.size() - padding; ++i) {
+        char c = text[i];
+        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                  c == '+' || c == '/';
+        if (!ok) {
+            return Error{"base64: invalid character at " + std::to_string(i)};
+        }
     }
     std::vector<char> out(3 * (text.size() / 4));
     int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
                             reinterpret_cast<const unsigned char*>(text.data()),
                             static_cast<int>(text.size()));
     if (n < 0) {
-        return Error{"base64: invalid character"};
+        return Error{"base64: invalid input"};
     }
     // EVP_DecodeBlock counts padding as zero bytes; drop them.
-    std::size_t padding = 0;
-    if (!text.empty() && text.back() == '=') {
-        ++padding;
-        if (text.size() >= 2 && text[text.size() - 2] == '=') {
-            ++padding;
-        }
-    }
     out.resize(static_cast<std::size_t>(n) - padding);
     return out;
 }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cerrno>
@@ -112,6 +113,25 @@ Result<pid_t> fork_exec(const std::vector<std::string>& argv,
     return pid;
 }
 
+// write() to a pipe without risking SIGPIPE for the whole process: the signal is blocked in this
+// thread for the call, and a pending one raised by it is consumed.
+ssize_t write_no_sigpipe(int fd, const char* data, std::size_t size) {
+    sigset_t pipe_set;
+    sigset_t old_set;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+    ssize_t n = ::write(fd, data, size);
+    int saved = errno;
+    if (n < 0 && saved == EPIPE) {
+        timespec zero{0, 0};
+        ::sigtimedwait(&pipe_set, nullptr, &zero);
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
+    errno = saved;
+    return n;
+}
+
 void kill_group(pid_t pid, int sig) {
     if (pid > 0) {
         ::kill(-pid, sig);
@@ -172,20 +192,16 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
     }
     pid_t pid = *spawned;
 
-    // Small inputs only (a token, a config); a child that does not read them gets EPIPE, not us.
-    if (!options.stdin_data.empty()) {
-        ::signal(SIGPIPE, SIG_IGN);
-        std::size_t off = 0;
-        while (off < options.stdin_data.size()) {
-            ssize_t n = ::write(in_pipe[1], options.stdin_data.data() + off,
-                                options.stdin_data.size() - off);
-            if (n <= 0) {
-                break;
-            }
-            off += static_cast<std::size_t>(n);
-        }
+    // stdin is fed from the wait loop below, never with a blocking write: a child that echoes its
+    // input while we are still writing would otherwise deadlock us past the timeout.
+    std::size_t stdin_off = 0;
+    int stdin_fd = in_pipe[1];
+    if (options.stdin_data.empty()) {
+        ::close(stdin_fd);
+        stdin_fd = -1;
+    } else {
+        ::fcntl(stdin_fd, F_SETFL, ::fcntl(stdin_fd, F_GETFL) | O_NONBLOCK);
     }
-    ::close(in_pipe[1]);
 
     ProcessResult result;
     auto deadline = options.timeout ? Clock::now() + *options.timeout : Clock::time_point::max();
@@ -205,9 +221,21 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
         if (term_sent && now >= kill_at) {
             kill_group(pid, SIGKILL);
         }
+        if (stdin_fd >= 0) {
+            ssize_t n = write_no_sigpipe(stdin_fd, options.stdin_data.data() + stdin_off,
+                                         options.stdin_data.size() - stdin_off);
+            if (n > 0) {
+                stdin_off += static_cast<std::size_t>(n);
+            }
+            if ((n < 0 && errno != EAGAIN && errno != EINTR) ||
+                stdin_off == options.stdin_data.size()) {
+                ::close(stdin_fd);
+                stdin_fd = -1;
+            }
+        }
         if (out_pipe[0] >= 0) {
             pollfd pfd{out_pipe[0], POLLIN, 0};
-            int rc = ::poll(&pfd, 1, 50);
+            int rc = ::poll(&pfd, 1, stdin_fd >= 0 ? 5 : 50);
             if (rc > 0) {
                 ssize_t n = ::read(out_pipe[0], buffer, sizeof buffer);
                 if (n > 0) {
@@ -242,6 +270,9 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
             result.output.append(buffer, static_cast<std::size_t>(n));
         }
         ::close(out_pipe[0]);
+    }
+    if (stdin_fd >= 0) {
+        ::close(stdin_fd);
     }
     if (result.timed_out) {
         kill_group(pid, SIGKILL);  // leftovers in the group

@@ -213,4 +213,38 @@ actions: {max_action_fraction: 0.5}
     EXPECT_EQ(WEXITSTATUS(*child->exit_status()), 4);  // inconclusive: one node could not be judged
 }
 
+TEST_F(NetnsPipeline, CtrlCStopsTheDemoWithoutActionsAndRemovesTheFabric) {
+    auto dir = temp_dir("sigint");
+    auto child = preflight::core::ChildProcess::spawn(
+        {k_bin, "demo", "--hosts", "6", "--report-dir", dir + "/report"}, {}, dir + "/demo.log");
+    ASSERT_TRUE(child) << child.error().message;
+    // Interrupt while the collective rounds run (round 1 starts within about a second).
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    bool in_rounds = false;
+    while (!in_rounds && std::chrono::steady_clock::now() < deadline) {
+        std::ifstream in(dir + "/report/agents/h3.log");
+        std::stringstream text;
+        text << in.rdbuf();
+        in_rounds = text.str().find("running collective.gloo_allreduce") != std::string::npos;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(in_rounds);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    ASSERT_EQ(::kill(child->pid(), SIGINT), 0);
+    ASSERT_TRUE(child->wait_for(std::chrono::seconds(40))) << "demo did not stop";
+    EXPECT_EQ(WEXITSTATUS(*child->exit_status()), 4);
+
+    auto report = read_json(dir + "/report/report.json");
+    EXPECT_TRUE(report.at("interrupted").get<bool>());
+    EXPECT_TRUE(report.at("actions").empty());
+    for (const auto& [node, verdict] : verdicts(report)) {
+        EXPECT_NE(verdict, "fail") << node << ": no fail on unconfirmed evidence";
+    }
+    // No namespace of this demo is left behind.
+    auto listing = preflight::core::run_process({"ip", "netns", "list"});
+    ASSERT_TRUE(listing);
+    std::string prefix = "pfd" + std::to_string(child->pid() % 100000) + "-";
+    EXPECT_EQ(listing->output.find(prefix), std::string::npos) << listing->output;
+}
+
 }  // namespace

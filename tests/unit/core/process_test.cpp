@@ -344,3 +344,23 @@ TEST(ChildProcess, DefaultConstructedIsInert) {
 
 }  // namespace
 }  // namespace preflight::core
+
+TEST(RunProcess, LargeStdinEchoedBackDoesNotDeadlock) {
+    preflight::core::ProcessOptions opts;
+    opts.stdin_data.assign(1 << 20, 'x');
+    opts.timeout = std::chrono::seconds(10);
+    auto r = preflight::core::run_process({"cat"}, opts);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_FALSE(r->timed_out);
+    EXPECT_EQ(r->exit_code, 0);
+    EXPECT_EQ(r->output.size(), std::size_t{1} << 20);
+}
+
+TEST(RunProcess, ChildThatIgnoresStdinDoesNotKillUsWithSigpipe) {
+    preflight::core::ProcessOptions opts;
+    opts.stdin_data.assign(4 << 20, 'x');
+    opts.timeout = std::chrono::seconds(10);
+    auto r = preflight::core::run_process({"true"}, opts);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->exit_code, 0);
+}
