@@ -304,8 +304,6 @@ class Session {
                               m_write_queue.pop_front();
                               if (!m_write_queue.empty()) {
                                   write_next();
-                              } else if (m_finish_after_write) {
-                                  finish(m_exit_code);
                               }
                           });
     }
@@ -353,7 +351,6 @@ class Session {
     std::uint64_t m_current_step = 0;
     bool m_authenticated = false;
     bool m_finished = false;
-    bool m_finish_after_write = false;
     int m_exit_code = k_agent_failed;
 };
 
