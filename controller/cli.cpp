@@ -5,14 +5,22 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
 #include "controller/demo.hpp"
 #include "controller/fabric.hpp"
+#include "controller/job_impact.hpp"
 #include "controller/orchestrator.hpp"
+#include "controller/report_html.hpp"
+#include "controller/report_json.hpp"
+#include "controller/report_junit.hpp"
+#include "controller/report_markdown.hpp"
+#include "controller/report_prometheus.hpp"
 #include "controller/report_terminal.hpp"
 #include "core/atomic_file.hpp"
 #include "core/config.hpp"
@@ -79,6 +87,10 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
     } catch (const core::ConfigError& e) {
         std::fprintf(stderr, "preflight: %s\n", e.what());
         return k_exit_usage;
+    } catch (const std::exception& e) {
+        // A parser bug must still end in a message and a usage exit, not an abort.
+        std::fprintf(stderr, "preflight: reading the configuration failed: %s\n", e.what());
+        return k_exit_usage;
     }
     if (!args.advertise.empty()) {
         options.config.controller.advertise = args.advertise;
@@ -113,6 +125,102 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
     std::cout << render_terminal(report, color) << std::flush;
     std::fprintf(stderr, "report: %s/report.json\n", options.report_dir.c_str());
     return report.exit_code;
+}
+
+core::Result<RunReport> load_report(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) {
+        return core::Error{"cannot open " + path};
+    }
+    try {
+        return report_from_json(nlohmann::ordered_json::parse(in));
+    } catch (const std::exception& e) {
+        return core::Error{path + ": " + e.what()};
+    }
+}
+
+struct ReportArgs {
+    std::string input;
+    std::string format = "html";
+    std::string output;
+};
+
+int do_report(const ReportArgs& args) {
+    auto report = load_report(args.input);
+    if (!report) {
+        std::fprintf(stderr, "preflight report: %s\n", report.error().message.c_str());
+        return k_exit_usage;
+    }
+    std::string text;
+    if (args.format == "html") {
+        text = render_html(*report);
+    } else if (args.format == "md") {
+        text = render_markdown(*report);
+    } else if (args.format == "junit") {
+        text = render_junit(*report);
+    } else if (args.format == "prom") {
+        text = render_prometheus(*report);
+    } else if (args.format == "json") {
+        text = render_json(*report);
+    } else {
+        text = render_terminal(*report, false);
+    }
+    if (args.output.empty() || args.output == "-") {
+        std::cout << text << std::flush;
+        return 0;
+    }
+    if (auto st = core::write_file_atomic(args.output, text); !st) {
+        std::fprintf(stderr, "preflight report: %s\n", st.error().message.c_str());
+        return 1;
+    }
+    return 0;
+}
+
+struct EstimateArgs {
+    JobProfile job;
+    double busbw_gbps = 0.0;
+    std::string report;
+    std::string check;
+};
+
+int do_estimate(const EstimateArgs& args) {
+    if (args.report.empty()) {
+        auto e = estimate_step(args.job, args.busbw_gbps);
+        if (!e) {
+            std::fprintf(stderr, "preflight estimate: %s\n", e.error().message.c_str());
+            return k_exit_usage;
+        }
+        std::cout << render_step_estimate(args.job, *e);
+        // How the ring factor 2(n-1)/n moves the time from bytes / busBW (2 ranks) toward
+        // 2 x bytes / busBW.
+        std::cout << "\nranks  ring factor  all-reduce\n";
+        for (const auto& s : ring_scaling(args.job, args.busbw_gbps)) {
+            std::printf("%-6ld %-12s %s\n", s.ranks, format_significant(s.ring_factor, 4).c_str(),
+                        format_duration(s.allreduce_s).c_str());
+        }
+        const double limit = e->gradient_bytes * 2.0 / (args.busbw_gbps * 1e9);
+        std::printf("limit  2.000        %s  (2 x bytes / busBW as ranks grow)\n",
+                    format_duration(limit).c_str());
+        std::cout << std::flush;
+        return 0;
+    }
+    auto report = load_report(args.report);
+    if (!report) {
+        std::fprintf(stderr, "preflight estimate: %s\n", report.error().message.c_str());
+        return k_exit_usage;
+    }
+    JobProfile job = args.job;
+    if (job.nodes <= 0) {
+        job.nodes = static_cast<int>(report->nodes.size());
+    }
+    auto impact = estimate_fleet(job, *report, args.check);
+    if (!impact) {
+        std::fprintf(stderr, "preflight estimate: %s\n", impact.error().message.c_str());
+        return k_exit_usage;
+    }
+    std::cout << render_step_estimate(job, impact->with_all) << "\n"
+              << render_fleet_impact(job, *impact) << std::flush;
+    return 0;
 }
 
 }  // namespace
@@ -178,6 +286,43 @@ int preflight_main(int argc, char** argv) {
     auto* down = fabric_cmd->add_subcommand("down", "remove a fabric's namespaces");
     down->add_option("--name", fabric_name, "namespace prefix")->required();
 
+    ReportArgs report_args;
+    auto* report_cmd =
+        app.add_subcommand("report", "render a saved report.json as html, md, junit, prom, ...");
+    report_cmd->add_option("input", report_args.input, "report.json of a run")
+        ->required()
+        ->check(CLI::ExistingFile);
+    report_cmd->add_option("--format", report_args.format, "html, md, junit, prom, text, json")
+        ->check(CLI::IsMember({"html", "md", "junit", "prom", "text", "json"}))
+        ->capture_default_str();
+    report_cmd->add_option("-o,--output", report_args.output, "write here (default: stdout)");
+
+    EstimateArgs estimate;
+    auto* estimate_cmd = app.add_subcommand(
+        "estimate", "job impact: all-reduce time, step time and GPU utilization from busBW");
+    estimate_cmd->add_option("--params", estimate.job.params, "model parameters, e.g. 7e9")
+        ->required();
+    estimate_cmd->add_option("--dtype", estimate.job.dtype, "gradient type: fp32, bf16, fp16, fp8")
+        ->check(CLI::IsMember({"fp32", "bf16", "fp16", "fp8"}))
+        ->capture_default_str();
+    estimate_cmd->add_option("--nodes", estimate.job.nodes,
+                             "nodes in the job (default with --report: the report's)");
+    estimate_cmd->add_option("--gpus-per-node", estimate.job.gpus_per_node, "ranks per node")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    estimate_cmd
+        ->add_option("--compute-ms", estimate.job.compute_ms,
+                     "compute time per step without communication (ms)")
+        ->required();
+    auto* bw_opt = estimate_cmd->add_option("--busbw", estimate.busbw_gbps,
+                                            "per-rank bus bandwidth, GB/s (nccl-tests busBW)");
+    auto* rep_opt = estimate_cmd->add_option(
+        "--report", estimate.report, "take busBW from a run: all nodes vs without flagged ones");
+    rep_opt->check(CLI::ExistingFile);
+    bw_opt->excludes(rep_opt);
+    estimate_cmd->add_option("--check", estimate.check,
+                             "with --report: the collective check (default: the first)");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -197,6 +342,20 @@ int preflight_main(int argc, char** argv) {
             return k_exit_usage;
         }
         return do_run(run, log_level, log_json);
+    }
+    if (report_cmd->parsed()) {
+        return do_report(report_args);
+    }
+    if (estimate_cmd->parsed()) {
+        if (estimate.report.empty() && estimate.busbw_gbps <= 0.0) {
+            std::fprintf(stderr, "preflight estimate: give --busbw GB/s or --report RUN.json\n");
+            return k_exit_usage;
+        }
+        if (estimate.report.empty() && estimate.job.nodes <= 0) {
+            std::fprintf(stderr, "preflight estimate: give --nodes\n");
+            return k_exit_usage;
+        }
+        return do_estimate(estimate);
     }
     if (demo_cmd->parsed()) {
         demo.log_level = log_level;

@@ -46,6 +46,11 @@ actions:
   max_action_fraction: 0.25
 deadlines:
   connect_s: 15
+job:                # the reports estimate what keeping the slow host would cost this job
+  params: 7.0e9
+  dtype: bf16
+  gpus_per_node: 8
+  compute_ms: 150
 )";
 }
 

@@ -19,6 +19,32 @@ std::string cohort_name(const std::string& key, const std::string& label) {
     return key.empty() ? "(no " + label + " label)" : label + "=" + key;
 }
 
+// Root-cause hints: a collective tells us a node is slow but not why; the node's own link checks
+// often do (a port at 100G, a GPU at x8, GPUDirect off, DCQCN lost). Putting those findings next to
+// the busBW verdict saves the operator from cross-reading the report. Only link.* findings are
+// used: they are local to the node, so they explain its own figure rather than a partner's.
+void add_link_hints(NodeReport& report) {
+    std::vector<std::string> hints;
+    for (const auto& nc : report.checks) {
+        if (nc.check.rfind("link.", 0) == 0 &&
+            (nc.verdict == core::Verdict::fail || nc.verdict == core::Verdict::warn)) {
+            hints.push_back(nc.check + ": " + nc.detail);
+        }
+    }
+    if (hints.empty()) {
+        return;
+    }
+    std::string joined;
+    for (const auto& hint : hints) {
+        joined += (joined.empty() ? "" : "; ") + hint;
+    }
+    for (auto& nc : report.checks) {
+        if (judged_metric(nc.check) && nc.verdict == core::Verdict::fail) {
+            nc.detail += "; likely cause: " + joined;
+        }
+    }
+}
+
 }  // namespace
 
 std::optional<std::string> judged_metric(const std::string& check) {
@@ -123,6 +149,10 @@ std::vector<NodeReport> evaluate(const std::vector<NodeInput>& inputs,
                 }
             }
         }
+    }
+
+    for (auto& report : reports) {
+        add_link_hints(report);
     }
 
     for (std::size_t i = 0; i < inputs.size(); ++i) {

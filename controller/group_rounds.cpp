@@ -23,9 +23,9 @@ struct NodeHistory {
 
 class Rounds {
   public:
-    Rounds(AgentHub& hub, const GroupCheckPlan& plan, const CohortOf& cohort_of,
+    Rounds(const StepRunner& run_steps, const GroupCheckPlan& plan, const CohortOf& cohort_of,
            const ProgressFn& progress)
-        : m_hub(hub), m_plan(plan), m_cohort_of(cohort_of), m_progress(progress) {}
+        : m_run_steps(run_steps), m_plan(plan), m_cohort_of(cohort_of), m_progress(progress) {}
 
     // Runs groups concurrently; returns indices of the new GroupRecords.
     std::vector<std::size_t> run(int round, const std::string& purpose,
@@ -60,12 +60,11 @@ class Rounds {
         auto deadline =
             Clock::now() + std::chrono::milliseconds(static_cast<long>(
                                (m_plan.step_deadline_s + m_plan.controller_slack_s) * 1000));
-        auto outcomes =
-            m_hub.run_steps(requests, deadline, [&](std::size_t done, std::size_t total) {
-                if (m_progress) {
-                    m_progress(what, done, total);
-                }
-            });
+        auto outcomes = m_run_steps(requests, deadline, [&](std::size_t done, std::size_t total) {
+            if (m_progress) {
+                m_progress(what, done, total);
+            }
+        });
         for (std::size_t i = 0; i < outcomes.size(); ++i) {
             auto& record = m_outcome.groups[owner[i].first];
             const auto& node = outcomes[i].node;
@@ -233,7 +232,7 @@ class Rounds {
     }
 
   private:
-    AgentHub& m_hub;
+    const StepRunner& m_run_steps;
     const GroupCheckPlan& m_plan;
     const CohortOf& m_cohort_of;
     const ProgressFn& m_progress;
@@ -246,10 +245,10 @@ class Rounds {
 
 }  // namespace
 
-GroupCheckOutcome run_group_check(AgentHub& hub, const GroupCheckPlan& plan,
+GroupCheckOutcome run_group_check(const StepRunner& run_steps, const GroupCheckPlan& plan,
                                   const std::vector<std::string>& nodes, const CohortOf& cohort_of,
                                   const ProgressFn& progress) {
-    Rounds rounds(hub, plan, cohort_of, progress);
+    Rounds rounds(run_steps, plan, cohort_of, progress);
 
     // Round 1: every node in a disjoint pair, all at once.
     auto r1 = rounds.run(1, "disjoint pairs", plan_pairs(nodes, cohort_of));
@@ -289,6 +288,8 @@ GroupCheckOutcome run_group_check(AgentHub& hub, const GroupCheckPlan& plan,
         for (const auto& c : candidates) {
             avoid[c] = rounds.history(c)->partners;
         }
+        // A partner that lost its agent in an earlier wave is no partner.
+        std::erase_if(good, [&](const std::string& n) { return rounds.history(n)->lost; });
         auto plan2 = plan_repairs(candidates, good, avoid, cohort_of);
         auto r2 =
             rounds.run(2, wave == 0 ? "re-pair suspects" : "re-pair suspects (more)", plan2.groups);
@@ -315,6 +316,7 @@ GroupCheckOutcome run_group_check(AgentHub& hub, const GroupCheckPlan& plan,
         for (const auto& s : still_slow) {
             avoid[s] = rounds.history(s)->partners;
         }
+        std::erase_if(good, [&](const std::string& n) { return rounds.history(n)->lost; });
         auto plan3 = plan_repairs(still_slow, good, avoid, cohort_of);
         auto r3 = rounds.run(3, "confirm suspects", plan3.groups);
         auto slow3 = rounds.mark_slow(r3);

@@ -34,10 +34,15 @@ struct GroupCheckOutcome {
 };
 
 using CohortOf = std::function<std::string(const std::string&)>;
+// Runs one batch of steps and returns one outcome per request, in order (AgentHub::run_steps in
+// production; a simulated fabric in unit tests).
+using StepRunner = std::function<std::vector<StepOutcome>(
+    const std::vector<StepRequest>&, std::chrono::steady_clock::time_point,
+    const std::function<void(std::size_t, std::size_t)>&)>;
 using ProgressFn =
     std::function<void(const std::string& what, std::size_t done, std::size_t total)>;
 
-GroupCheckOutcome run_group_check(AgentHub& hub, const GroupCheckPlan& plan,
+GroupCheckOutcome run_group_check(const StepRunner& run_steps, const GroupCheckPlan& plan,
                                   const std::vector<std::string>& nodes, const CohortOf& cohort_of,
                                   const ProgressFn& progress);
 

@@ -1,6 +1,7 @@
 #include "controller/orchestrator.hpp"
 
 #include <unistd.h>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -10,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/actions.hpp"
+#include "controller/drift.hpp"
 #include "controller/evaluator.hpp"
 #include "controller/group_rounds.hpp"
 #include "controller/launcher.hpp"
@@ -91,6 +93,9 @@ RunReport run_preflight(const RunOptions& options) {
         {"min_actions", cfg.actions.min_actions},
         {"action_targets", cfg.actions.targets},
     };
+    if (!cfg.job.is_null()) {
+        report.config["job"] = cfg.job;  // the reports then carry a job-impact section
+    }
 
     auto launcher = make_launcher(options.launcher);
     if (!launcher) {
@@ -234,6 +239,29 @@ RunReport run_preflight(const RunOptions& options) {
     std::map<std::string, std::map<std::string, core::CheckResult>> results;  // node -> check
     auto interrupted = [&] { return options.interrupted && options.interrupted->load(); };
 
+    // --- counters around the collectives (issue 4) ---
+    // link.pause and link.infiniband judge counter growth over the collective checks: round 0
+    // runs them with phase "begin" (a baseline kept in each agent) and round 4 with phase "end".
+    // Only when a group check is configured and the config leaves phase unset.
+    std::vector<std::string> around_collectives;
+    const bool has_group_check = std::any_of(cfg.checks.begin(), cfg.checks.end(), [](auto& c) {
+        auto probe = plugins::make_check(c);
+        return probe && probe->scope() == plugins::Scope::group;
+    });
+    auto bracketed = [&](const std::string& check) {
+        return std::find(around_collectives.begin(), around_collectives.end(), check) !=
+               around_collectives.end();
+    };
+    for (const auto& check : cfg.checks) {
+        const bool counters = check == "link.pause" || check == "link.infiniband";
+        const bool phase_set =
+            cfg.check_params.count(check) != 0 && cfg.check_params.at(check).contains("phase");
+        if (has_group_check && counters && !phase_set) {
+            around_collectives.push_back(check);
+        }
+    }
+    // --- end counters around the collectives ---
+
     // Round 0: every node-local check on every node at once.
     auto round0_start = Clock::now();
     int round0_steps = 0;
@@ -244,6 +272,9 @@ RunReport run_preflight(const RunOptions& options) {
         }
         nlohmann::json given =
             cfg.check_params.count(check) ? cfg.check_params.at(check) : nlohmann::json::object();
+        if (bracketed(check)) {
+            given["phase"] = "begin";  // counters around the collectives
+        }
         auto resolved = core::resolve_params(catalog[check], given);
         double deadline_s = param_number(resolved ? resolved.value() : given, "timeout_s", 30.0);
         std::vector<StepRequest> requests;
@@ -288,7 +319,12 @@ RunReport run_preflight(const RunOptions& options) {
                 present.push_back(node);
             }
         }
-        auto outcome = run_group_check(server.hub(), plan, present, cohort_of,
+        StepRunner runner =
+            [&](const std::vector<StepRequest>& requests, Clock::time_point deadline,
+                const std::function<void(std::size_t, std::size_t)>& report_progress) {
+                return server.hub().run_steps(requests, deadline, report_progress);
+            };
+        auto outcome = run_group_check(runner, plan, present, cohort_of,
                                        [&](const std::string& what, std::size_t d, std::size_t t) {
                                            progress.update(what, d, t);
                                        });
@@ -298,6 +334,48 @@ RunReport run_preflight(const RunOptions& options) {
         report.groups.insert(report.groups.end(), outcome.groups.begin(), outcome.groups.end());
         report.rounds.insert(report.rounds.end(), outcome.rounds.begin(), outcome.rounds.end());
     }
+
+    // --- counters around the collectives: round 4 ---
+    // The "end" result replaces the node's "begin" result, so the report shows the growth over
+    // the collectives. Nodes lost since round 0 keep their begin result.
+    if (!around_collectives.empty() && !interrupted()) {
+        auto round4_start = Clock::now();
+        int round4_steps = 0;
+        auto connected_now = server.hub().connected_nodes();
+        for (const auto& check : around_collectives) {
+            if (interrupted()) {
+                break;
+            }
+            nlohmann::json given = cfg.check_params.count(check) ? cfg.check_params.at(check)
+                                                                 : nlohmann::json::object();
+            given["phase"] = "end";
+            auto resolved = core::resolve_params(catalog[check], given);
+            double deadline_s =
+                param_number(resolved ? resolved.value() : given, "timeout_s", 30.0);
+            std::vector<StepRequest> requests;
+            for (const auto& node : live) {
+                if (connected_now.count(node) != 0) {
+                    requests.push_back(
+                        StepRequest{node, check, given, deadline_s, std::nullopt, ""});
+                }
+            }
+            auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long>(
+                                               (deadline_s + cfg.deadlines.step_slack_s) * 1000));
+            std::string what = fmt::format("round 4 (counters after collectives): {}", check);
+            for (auto& outcome : server.hub().run_steps(
+                     requests, deadline,
+                     [&](std::size_t d, std::size_t t) { progress.update(what, d, t); })) {
+                results[outcome.node][check] = std::move(outcome.result);
+            }
+            round4_steps += static_cast<int>(requests.size());
+        }
+        if (round4_steps > 0) {
+            report.rounds.push_back(
+                RoundSummary{4, "counters after collectives", round4_steps,
+                             std::chrono::duration<double>(Clock::now() - round4_start).count()});
+        }
+    }
+    // --- end round 4 ---
 
     // Nodes whose agent was lost: every check they did not finish is already an error result;
     // mark checks they never got to as errors naming the loss.
@@ -332,6 +410,8 @@ RunReport run_preflight(const RunOptions& options) {
         inputs.push_back(std::move(in));
     }
     report.nodes = evaluate(inputs, cfg.checks, cfg.evaluation);
+    // Settings that disagree with the rest of the cohort (DCQCN, MTU, rates): a warn per node.
+    add_drift(report.nodes, cfg.evaluation);
 
     // An interrupted run never acts: its suspects were not all confirmed.
     report.interrupted = interrupted();

@@ -13,6 +13,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "controller/run_report.hpp"
 #include "core/result.hpp"
 
@@ -22,9 +24,19 @@ namespace preflight::controller {
 // replaced (U+FFFD) rather than thrown on.
 std::string render_json(const RunReport& report);
 
-// Writes <report_dir>/report.json and <report_dir>/report.txt (the terminal table without colour)
-// when report_dir is non-empty, and the JSON to json_path when that is non-empty; each file
-// atomically (temp file + rename). Every file is attempted; the error names each one that failed.
+// The inverse of to_json, for renderers run on saved files (`preflight report RUN.json`). Accepts
+// any schema_version 1 document; absent fields keep their defaults, "summary" is recomputed, not
+// read. Throws nlohmann::json::exception on a wrong type and std::runtime_error on an unknown
+// verdict or a schema_version other than k_schema_version.
+// The ordered_json overload keeps the file's order of checks within a node (nlohmann::json sorts
+// keys), which is what `preflight report` uses.
+RunReport report_from_json(const nlohmann::json& j);
+RunReport report_from_json(const nlohmann::ordered_json& j);
+
+// Writes <report_dir>/report.json, report.txt (the terminal table without colour), report.html,
+// report.md, report.junit.xml and report.prom when report_dir is non-empty, and the JSON to
+// json_path when that is non-empty; each file atomically (temp file + rename). Every file is
+// attempted; the error names each one that failed.
 core::Status write_report_files(const RunReport& report, const std::string& report_dir,
                                 const std::string& json_path);
 

@@ -33,7 +33,7 @@ class ConfigParser {
         if (root.IsDefined() && !root.IsNull()) {
             yaml::reject_unknown_keys(
                 m_file, root, "",
-                {"evaluation", "actions", "deadlines", "controller", "checks", "params"});
+                {"evaluation", "actions", "deadlines", "controller", "checks", "params", "job"});
             // A section written as `evaluation:` with nothing under it is an empty section.
             auto section = [&](const char* key) -> std::optional<YAML::Node> {
                 YAML::Node node = root[key];
@@ -61,6 +61,9 @@ class ConfigParser {
             }
             if (auto n = section("params")) {
                 parse_params(*n, config.check_params);
+            }
+            if (auto n = section("job")) {
+                config.job = parse_job(*n);
             }
         } else {
             check_defaults(config.checks);
@@ -218,6 +221,51 @@ class ConfigParser {
             // May be a host name the agents resolve; empty means "per-node routed source address".
             out.advertise = yaml::as_string(m_file, n, "controller.advertise");
         }
+    }
+
+    // The training job the report estimates the impact for (controller/job_impact.hpp).
+    nlohmann::json parse_job(const YAML::Node& node) const {
+        yaml::reject_unknown_keys(m_file, node, "job",
+                                  {"params", "dtype", "nodes", "gpus_per_node", "compute_ms"});
+        nlohmann::json job = nlohmann::json::object();
+        auto n = yaml::get(m_file, node, "params", "job.params");
+        if (!n) {
+            yaml::fail(m_file, node, "'job.params' (model parameters, e.g. 7e9) is required");
+        }
+        job["params"] = yaml::as_double(m_file, n, "job.params");
+        if (job["params"].get<double>() <= 0) {
+            out_of_range(n, "job.params", "> 0");
+        }
+        auto c = yaml::get(m_file, node, "compute_ms", "job.compute_ms");
+        if (!c) {
+            yaml::fail(m_file, node, "'job.compute_ms' (compute time per step) is required");
+        }
+        job["compute_ms"] = yaml::as_double(m_file, c, "job.compute_ms");
+        if (job["compute_ms"].get<double>() <= 0) {
+            out_of_range(c, "job.compute_ms", "> 0");
+        }
+        // yaml-cpp nodes are references: assigning one to another writes into the document, so
+        // each lookup gets its own variable.
+        if (auto d = yaml::get(m_file, node, "dtype", "job.dtype")) {
+            std::string dtype = yaml::as_string(m_file, d, "job.dtype");
+            if (dtype != "fp32" && dtype != "bf16" && dtype != "fp16" && dtype != "fp8") {
+                yaml::fail(m_file, d, "'job.dtype' must be one of fp32, bf16, fp16, fp8");
+            }
+            job["dtype"] = dtype;
+        }
+        if (auto k = yaml::get(m_file, node, "nodes", "job.nodes")) {
+            job["nodes"] = yaml::as_int(m_file, k, "job.nodes");
+            if (job["nodes"].get<int>() < 0) {
+                out_of_range(k, "job.nodes", ">= 0 (0: the nodes in the run)");
+            }
+        }
+        if (auto g = yaml::get(m_file, node, "gpus_per_node", "job.gpus_per_node")) {
+            job["gpus_per_node"] = yaml::as_int(m_file, g, "job.gpus_per_node");
+            if (job["gpus_per_node"].get<int>() < 1) {
+                out_of_range(g, "job.gpus_per_node", ">= 1");
+            }
+        }
+        return job;
     }
 
     void parse_checks(const YAML::Node& node, std::vector<std::string>& out) const {

@@ -1,6 +1,6 @@
-// The run configuration (YAML). Every key is known: an unknown key or a value of the wrong type is a
-// ConfigError whose message starts with "file:line:col:". Check parameters are validated against the
-// parameters each check declares (ParamCatalog), so a typo in a check's section is caught too.
+// The run configuration (YAML). Every key is known: an unknown key or a value of the wrong type is
+// a ConfigError whose message starts with "file:line:col:". Check parameters are validated against
+// the parameters each check declares (ParamCatalog), so a typo in a check's section is caught too.
 #pragma once
 
 #include <map>
@@ -15,7 +15,7 @@
 namespace preflight::core {
 
 class ConfigError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
@@ -58,6 +58,9 @@ struct RunConfig {
     // checks run, in order: node-local ones in round 0, group ones in rounds 1-3.
     std::vector<std::string> checks = {"link.netdev", "collective.gloo_allreduce"};
     std::map<std::string, nlohmann::json> check_params;  // check -> params as given (validated)
+    // Optional training-job profile for the job-impact section of the reports:
+    // {params, compute_ms, dtype?, nodes?, gpus_per_node?}; null when the config names none.
+    nlohmann::json job;
 };
 
 // Loads and validates a config file. Throws ConfigError("file:line:col: ...").

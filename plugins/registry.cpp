@@ -6,7 +6,12 @@
 #include <vector>
 
 #include "plugins/check.hpp"
+#include "plugins/link/infiniband.hpp"
 #include "plugins/link/netdev.hpp"
+#include "plugins/link/pause.hpp"
+#include "plugins/link/pcie.hpp"
+#include "plugins/link/peermem.hpp"
+#include "plugins/link/roce.hpp"
 
 #if PREFLIGHT_WITH_GLOO
 #include "plugins/collective/gloo_allreduce.hpp"
@@ -26,6 +31,11 @@ std::unique_ptr<Check> make() {
 const std::vector<CheckEntry>& builtin_checks() {
     static const std::vector<CheckEntry> k_checks = {
         {"link.netdev", &make<NetdevCheck>},
+        {"link.infiniband", &make<InfinibandCheck>},
+        {"link.pcie", &make<PcieCheck>},
+        {"link.peermem", &make<PeermemCheck>},
+        {"link.roce", &make<RoceCheck>},
+        {"link.pause", &make<PauseCheck>},
 #if PREFLIGHT_WITH_GLOO
         {"collective.gloo_allreduce", &make<GlooAllreduceCheck>},
 #endif

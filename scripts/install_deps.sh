@@ -17,6 +17,8 @@ packages=(
   libopenmpi-dev openmpi-bin
   # test beds and peers measured by bench/
   iproute2 iperf3 nftables procps python3
+  # report tests: HTML screenshot, JUnit schema validation (xmllint), `promtool check metrics`
+  chromium fonts-dejavu-core libxml2-utils prometheus
 )
 
 missing=()

@@ -396,5 +396,55 @@ TEST(Evaluator, EmptyInput) {
     EXPECT_TRUE(evaluate({}, {k_gloo}, config).empty());
 }
 
+TEST(Evaluator, SlowNodeShowsItsLinkFindingsAsLikelyCause) {
+    core::EvaluationConfig config;
+    auto inputs = cohort({100, 101, 99, 100, 47});
+    inputs[4].results["link.infiniband"] = result(
+        "link.infiniband", Verdict::fail, "mlx5_3 port 1 at 100 Gb/s, expected 400");
+    inputs[4].results["link.pcie"] =
+        result("link.pcie", Verdict::warn, "0000:9d:00.0 (GPU): speed 2.5 GT/s, expected 32");
+    inputs[4].results["link.roce"] = result("link.roce", Verdict::pass, "DCQCN on");
+    inputs[4].results["link.peermem"] = result("link.peermem", Verdict::skip, "no driver");
+    // Node 2 has a link finding but a good figure: nothing to explain.
+    inputs[1].results["link.infiniband"] =
+        result("link.infiniband", Verdict::fail, "mlx5_0 port 1 at 200 Gb/s, expected 400");
+    const std::vector<std::string> checks = {"link.infiniband", "link.pcie", "link.roce",
+                                             "link.peermem", k_gloo};
+    for (auto& in : inputs) {
+        for (const auto& c : checks) {
+            if (!in.results.count(c)) {
+                in.results[c] = result(c, Verdict::pass, "");
+            }
+        }
+    }
+    auto reports = evaluate(inputs, checks, config);
+    const auto& slow = check_of(reports[4], k_gloo);
+    EXPECT_EQ(slow.verdict, Verdict::fail);
+    EXPECT_EQ(slow.detail,
+              "busbw_gbps 47 is 47% of the sku=a100 median 100 (threshold 90%); likely cause: "
+              "link.infiniband: mlx5_3 port 1 at 100 Gb/s, expected 400; link.pcie: 0000:9d:00.0 "
+              "(GPU): speed 2.5 GT/s, expected 32");
+    EXPECT_THAT(reports[4].reasons, ::testing::Contains(StartsWith(
+                                        "fail: collective.gloo_allreduce: busbw_gbps 47 is 47% of "
+                                        "the sku=a100 median 100 (threshold 90%); likely cause: "
+                                        "link.infiniband: mlx5_3 port 1 at 100 Gb/s")));
+    // The link checks keep their own entries unchanged.
+    EXPECT_EQ(check_of(reports[4], "link.infiniband").detail,
+              "mlx5_3 port 1 at 100 Gb/s, expected 400");
+    EXPECT_EQ(check_of(reports[1], k_gloo).verdict, Verdict::pass);
+    EXPECT_THAT(check_of(reports[1], k_gloo).detail, ::testing::Not(HasSubstr("likely cause")));
+}
+
+TEST(Evaluator, SlowNodeWithCleanLinksGetsNoHint) {
+    core::EvaluationConfig config;
+    auto inputs = cohort({100, 101, 99, 100, 47});
+    for (auto& in : inputs) {
+        in.results["link.infiniband"] = result("link.infiniband", Verdict::pass, "8 active");
+    }
+    auto reports = evaluate(inputs, {"link.infiniband", k_gloo}, config);
+    EXPECT_EQ(check_of(reports[4], k_gloo).verdict, Verdict::fail);
+    EXPECT_THAT(check_of(reports[4], k_gloo).detail, ::testing::Not(HasSubstr("likely cause")));
+}
+
 }  // namespace
 }  // namespace preflight::controller

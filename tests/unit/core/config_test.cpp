@@ -152,7 +152,7 @@ params:
 TEST(Config, UnknownKeysAtEveryDepth) {
     EXPECT_EQ(error_of("evaluation: {}\nevalution: {}\n"),
               "run.yaml:2:1: unknown key 'evalution' at top level (allowed: evaluation, actions, "
-              "deadlines, controller, checks, params)");
+              "deadlines, controller, checks, params, job)");
     EXPECT_EQ(error_of("evaluation:\n  threshold: 0.9\n"),
               "run.yaml:2:3: unknown key 'threshold' in 'evaluation' (allowed: "
               "threshold_fraction, min_cohort, cohort_label, floors)");
@@ -330,6 +330,36 @@ TEST_F(ConfigFile, MissingOrUnreadableFile) {
     } catch (const ConfigError& e) {
         EXPECT_EQ(std::string(e.what()), m_dir.string() + ": cannot read: Is a directory");
     }
+}
+
+TEST(ConfigJob, ParsesAJobProfileForTheImpactEstimate) {
+    auto cfg = parse_config(
+        "job: {params: 7e9, dtype: bf16, nodes: 64, gpus_per_node: 8, "
+        "compute_ms: 150}\n",
+        "job.yaml", catalog());
+    ASSERT_TRUE(cfg.job.is_object());
+    EXPECT_DOUBLE_EQ(cfg.job.at("params").get<double>(), 7e9);
+    EXPECT_EQ(cfg.job.at("dtype"), "bf16");
+    EXPECT_EQ(cfg.job.at("nodes"), 64);
+    EXPECT_TRUE(parse_config("", "empty.yaml", catalog()).job.is_null());
+}
+
+TEST(ConfigJob, RejectsAnIncompleteOrWrongJobWithItsPosition) {
+    auto message = [](const std::string& text) {
+        try {
+            parse_config(text, "job.yaml", catalog());
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(message("job:\n  compute_ms: 150\n"),
+              "job.yaml:2:3: 'job.params' (model parameters, e.g. 7e9) is required");
+    EXPECT_EQ(message("job:\n  params: 7e9\n  compute_ms: 150\n  dtype: int4\n"),
+              "job.yaml:4:10: 'job.dtype' must be one of fp32, bf16, fp16, fp8");
+    EXPECT_NE(message("job:\n  params: 7e9\n  compute_ms: 150\n  gpus: 8\n")
+                  .find("job.yaml:4:3: unknown key 'gpus'"),
+              std::string::npos);
 }
 
 }  // namespace

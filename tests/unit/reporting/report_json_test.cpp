@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -239,12 +240,13 @@ TEST(WriteReportFiles, WritesAllFilesAtomically) {
     const std::string txt = slurp(dir / "report.txt");
     EXPECT_NE(txt.find("gpu02"), std::string::npos);
     EXPECT_EQ(txt.find('\x1b'), std::string::npos);
-    // Nothing but the reports: no temp files left behind.
-    std::size_t entries = 0;
-    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) {
-        ++entries;
+    // Nothing but the reports (json, txt, html, md, junit.xml, prom): no temp files left behind.
+    std::set<std::string> entries;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        entries.insert(e.path().filename().string());
     }
-    EXPECT_EQ(entries, 2u);
+    EXPECT_EQ(entries, (std::set<std::string>{"report.json", "report.txt", "report.html",
+                                              "report.md", "report.junit.xml", "report.prom"}));
 }
 
 TEST(WriteReportFiles, OverwritesExisting) {

@@ -1,0 +1,98 @@
+// manifests/skus/*.yaml are valid configs whose parameters the link checks accept, and the H100
+// manifest's expectations pass the healthy H100 fixture tree and catch every variant.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "core/config.hpp"
+#include "link_fixture.hpp"
+#include "link_test_util.hpp"
+
+namespace preflight::plugins {
+namespace {
+
+namespace fs = std::filesystem;
+using fixture::TempTree;
+using fixture::Variant;
+
+const fs::path k_skus = fs::path(PREFLIGHT_SOURCE_DIR) / "manifests/skus";
+
+TEST(SkuManifest, EveryManifestLoadsAgainstTheCatalog) {
+    int count = 0;
+    for (const auto& entry : fs::directory_iterator(k_skus)) {
+        if (entry.path().extension() != ".yaml") {
+            continue;
+        }
+        ++count;
+        EXPECT_NO_THROW(core::load_config(entry.path().string(), param_catalog())) << entry.path();
+    }
+    EXPECT_GE(count, 1);
+}
+
+// Runs the manifest's sysfs checks (not link.pause, which reads the live kernel) on a tree and
+// returns check -> result.
+std::map<std::string, core::CheckResult> run_manifest(const core::RunConfig& config,
+                                                      const fs::path& root) {
+    std::map<std::string, core::CheckResult> out;
+    for (const auto& name : config.checks) {
+        if (name == "link.pause") {
+            continue;
+        }
+        auto check = make_check(name);
+        EXPECT_NE(check, nullptr) << name;
+        auto params = config.check_params.count(name) ? config.check_params.at(name)
+                                                      : nlohmann::json::object();
+        if (name == "link.infiniband") {
+            params["sample_ms"] = 0;  // fixture counters do not move; keep the test fast
+        }
+        out[name] = fixture::run_on(*check, root, params);
+    }
+    return out;
+}
+
+class H100Manifest : public ::testing::Test {
+  protected:
+    core::RunConfig m_config =
+        core::load_config((k_skus / "h100-sxm-8x-cx7-400g.yaml").string(), param_catalog());
+};
+
+TEST_F(H100Manifest, HealthyTreePassesEveryCheck) {
+    TempTree tree;
+    for (const auto& [name, r] : run_manifest(m_config, tree.root())) {
+        EXPECT_EQ(r.verdict, core::Verdict::pass) << name << ": " << r.detail;
+    }
+}
+
+TEST_F(H100Manifest, EachVariantFailsExactlyItsCheck) {
+    const std::vector<std::tuple<Variant, std::string, std::string>> cases = {
+        {Variant::port_100g, "link.infiniband", "mlx5_3 port 1 at 100 Gb/s, expected 400"},
+        {Variant::port_down, "link.infiniband",
+         "mlx5_5 port 1: state DOWN, phys_state Polling; active ports 7, expected 8"},
+        {Variant::gpu_x8, "link.pcie", "0000:52:00.0 (GPU): width x8, expected x16"},
+        {Variant::peermem_missing, "link.peermem",
+         "nvidia_peermem not loaded (GPUDirect RDMA off)"},
+        {Variant::peermem_unregistered, "link.peermem",
+         "nvidia_peermem loaded but not registered under /sys/kernel/mm/memory_peers (GPUDirect "
+         "RDMA off)"},
+        {Variant::dcqcn_off_prio3, "link.roce", "eth2: DCQCN off on prio 3 (roce_np)"},
+    };
+    for (const auto& [variant, failing, finding] : cases) {
+        TempTree tree(variant);
+        for (const auto& [name, r] : run_manifest(m_config, tree.root())) {
+            // The 100G and down ports also show in link.netdev, which sees the same NIC.
+            const bool netdev_sees_it = name == "link.netdev" && (variant == Variant::port_100g ||
+                                                                  variant == Variant::port_down);
+            if (name == failing) {
+                EXPECT_EQ(r.verdict, core::Verdict::fail) << name;
+                EXPECT_EQ(r.detail, finding);
+            } else if (netdev_sees_it) {
+                EXPECT_EQ(r.verdict, core::Verdict::fail) << name << ": " << r.detail;
+            } else {
+                EXPECT_EQ(r.verdict, core::Verdict::pass) << name << ": " << r.detail;
+            }
+        }
+    }
+}
+
+}  // namespace
+}  // namespace preflight::plugins
