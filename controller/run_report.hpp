@@ -85,7 +85,7 @@ struct RunReport {
     std::string launcher;
     bool apply = false;        // --apply given
     bool interrupted = false;  // stopped by a signal: verdicts partial, no action planned
-    nlohmann::json config;  // effective evaluation/actions settings
+    nlohmann::json config;     // effective evaluation/actions settings
     std::vector<NodeReport> nodes;
     std::vector<GroupRecord> groups;
     std::vector<RoundSummary> rounds;

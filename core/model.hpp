@@ -12,7 +12,8 @@
 namespace preflight::core {
 
 // pass / warn / fail / skip / error. "fail" means measured and bad; "error" means we could not
-// judge (timeout, crash, lost agent); "skip" means a prerequisite is absent. Missing data never passes.
+// judge (timeout, crash, lost agent); "skip" means a prerequisite is absent. Missing data never
+// passes.
 enum class Verdict { pass, warn, fail, skip, error };
 
 std::string_view to_string(Verdict v);

@@ -3,11 +3,11 @@
 // that a kill reaches everything they started.
 #pragma once
 
+#include <sys/types.h>
 #include <chrono>
 #include <map>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 #include "core/result.hpp"
@@ -17,8 +17,9 @@ namespace preflight::core {
 struct ProcessOptions {
     std::optional<std::chrono::milliseconds> timeout;  // kill the group (SIGTERM, then SIGKILL)
     std::map<std::string, std::string> env;            // added to / overriding the inherited env
-    std::string stdout_path;  // when set, stdout+stderr go to this file (appended) instead of captured
-    std::string stdin_data;   // written to the child's stdin, which is then closed
+    std::string
+        stdout_path;  // when set, stdout+stderr go to this file (appended) instead of captured
+    std::string stdin_data;  // written to the child's stdin, which is then closed
 };
 
 struct ProcessResult {
@@ -32,14 +33,14 @@ struct ProcessResult {
 
 // Seam for code that runs commands (action sinks, launchers), so unit tests can fake it.
 class CommandRunner {
-public:
+  public:
     virtual ~CommandRunner() = default;
     virtual Result<ProcessResult> run(const std::vector<std::string>& argv,
                                       const ProcessOptions& options) = 0;
 };
 
 class SystemCommandRunner final : public CommandRunner {
-public:
+  public:
     Result<ProcessResult> run(const std::vector<std::string>& argv,
                               const ProcessOptions& options) override;
 };
@@ -50,7 +51,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
 
 // A child left running (an agent). Killing it kills its process group.
 class ChildProcess {
-public:
+  public:
     ChildProcess() = default;
     ChildProcess(ChildProcess&& other) noexcept;
     ChildProcess& operator=(ChildProcess&& other) noexcept;
@@ -64,13 +65,13 @@ public:
                                       const std::string& output_path);
 
     pid_t pid() const { return m_pid; }
-    bool running();                            // reaps if it has exited
-    std::optional<int> exit_status() const;    // wait status once reaped
+    bool running();                          // reaps if it has exited
+    std::optional<int> exit_status() const;  // wait status once reaped
     void terminate(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
     // Waits up to timeout for exit; true when reaped.
     bool wait_for(std::chrono::milliseconds timeout);
 
-private:
+  private:
     pid_t m_pid = -1;
     std::optional<int> m_status;
 };

@@ -1,5 +1,6 @@
 // Result<T>: the return type of fallible library calls. Holds a value or an Error with a message
-// that names what failed; callers decide whether that becomes a verdict, a log line or an exit code.
+// that names what failed; callers decide whether that becomes a verdict, a log line or an exit
+// code.
 #pragma once
 
 #include <string>
@@ -14,8 +15,8 @@ struct Error {
 
 template <class T>
 class [[nodiscard]] Result {
-public:
-    Result(T value) : m_v(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  public:
+    Result(T value) : m_v(std::move(value)) {}      // NOLINT(google-explicit-constructor)
     Result(Error error) : m_v(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
     bool ok() const { return m_v.index() == 0; }
@@ -29,20 +30,20 @@ public:
     const T& operator*() const& { return value(); }
     const Error& error() const { return std::get<1>(m_v); }
 
-private:
+  private:
     std::variant<T, Error> m_v;
 };
 
 // Result<void> spelled as Status.
 class [[nodiscard]] Status {
-public:
+  public:
     Status() = default;
     Status(Error error) : m_error(std::move(error)), m_ok(false) {}  // NOLINT
     bool ok() const { return m_ok; }
     explicit operator bool() const { return m_ok; }
     const Error& error() const { return m_error; }
 
-private:
+  private:
     Error m_error;
     bool m_ok = true;
 };

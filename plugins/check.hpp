@@ -1,6 +1,7 @@
 // The check interface the agent runs. A check declares typed parameters and a scope; the base class
 // owns the cross-cutting work in a final run(): resolving parameters, stamping name and duration,
-// turning exceptions into `error`, and refusing to start past the deadline. Plugins implement run_impl().
+// turning exceptions into `error`, and refusing to start past the deadline. Plugins implement
+// run_impl().
 #pragma once
 
 #include <atomic>
@@ -29,19 +30,19 @@ struct GroupInfo {
 };
 
 struct CheckContext {
-    std::string node;                   // this node's name
-    std::string sysfs_root = "/";       // root for sysfs/procfs readers
-    std::string bind_address;           // local address for collective traffic (IPv4 literal)
-    GroupInfo group;                    // valid for Scope::group
-    core::KvStore* kv = nullptr;        // rendezvous store for the group; set for Scope::group
+    std::string node;              // this node's name
+    std::string sysfs_root = "/";  // root for sysfs/procfs readers
+    std::string bind_address;      // local address for collective traffic (IPv4 literal)
+    GroupInfo group;               // valid for Scope::group
+    core::KvStore* kv = nullptr;   // rendezvous store for the group; set for Scope::group
     std::chrono::steady_clock::time_point deadline;  // the check must finish by then
-    const std::atomic<bool>* cancel = nullptr;      // set when the run is shutting down
+    const std::atomic<bool>* cancel = nullptr;       // set when the run is shutting down
 
     double seconds_left() const;
 };
 
 class Check {
-public:
+  public:
     virtual ~Check() = default;
     virtual std::string_view name() const = 0;
     virtual Scope scope() const = 0;
@@ -51,7 +52,7 @@ public:
     // stamps result.check = name() and result.seconds.
     core::CheckResult run(const CheckContext& ctx, const nlohmann::json& params);
 
-protected:
+  protected:
     // params are resolved: every declared parameter is present with the right type.
     virtual core::CheckResult run_impl(const CheckContext& ctx, const nlohmann::json& params) = 0;
 };

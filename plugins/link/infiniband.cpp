@@ -98,15 +98,6 @@ core::CheckResult InfinibandCheck::run_impl(const CheckContext& ctx, const nlohm
         return result;
     }
     const std::string store_key = link::snapshot_key(std::string(k_name), ctx.node, ctx.sysfs_root);
-    std::optional<link::Baseline> baseline;
-    if (*phase == link::CounterPhase::end) {
-        baseline = link::CounterSnapshots::instance().take(store_key);
-        if (!baseline) {
-            result.verdict = core::Verdict::fail;
-            result.detail = link::k_no_baseline;
-            return result;
-        }
-    }
     std::vector<std::string> findings;
     auto devices = params.at("devices").get<std::vector<std::string>>();
     const bool auto_mode = devices.empty();
@@ -115,6 +106,16 @@ core::CheckResult InfinibandCheck::run_impl(const CheckContext& ctx, const nlohm
         if (devices.empty()) {
             result.verdict = core::Verdict::skip;
             result.detail = "no RDMA device under " + sysfs.path(k_class_ib).string();
+            return result;
+        }
+    }
+    // Looked up after the skip: a node with nothing to read skips in both phases.
+    std::optional<link::Baseline> baseline;
+    if (*phase == link::CounterPhase::end) {
+        baseline = link::CounterSnapshots::instance().take(store_key);
+        if (!baseline) {
+            result.verdict = core::Verdict::fail;
+            result.detail = link::k_no_baseline;
             return result;
         }
     }

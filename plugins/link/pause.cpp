@@ -189,16 +189,6 @@ core::CheckResult PauseCheck::run_impl(const CheckContext& ctx, const nlohmann::
         std::sort(names.begin(), names.end());
     }
 
-    std::optional<link::Baseline> baseline;
-    if (*phase == link::CounterPhase::end) {
-        baseline = link::CounterSnapshots::instance().take(key);
-        if (!baseline) {
-            result.verdict = core::Verdict::fail;
-            result.detail = link::k_no_baseline;
-            return result;
-        }
-    }
-
     std::vector<std::string> findings;
     std::vector<std::string> sampled;
     std::map<std::string, std::map<std::string, unsigned long long>> before;
@@ -221,6 +211,16 @@ core::CheckResult PauseCheck::run_impl(const CheckContext& ctx, const nlohmann::
         result.verdict = core::Verdict::skip;
         result.detail = "no interface with ethtool statistics";
         return result;
+    }
+    // Looked up after the skip: a node with nothing to read skips in both phases.
+    std::optional<link::Baseline> baseline;
+    if (*phase == link::CounterPhase::end) {
+        baseline = link::CounterSnapshots::instance().take(key);
+        if (!baseline) {
+            result.verdict = core::Verdict::fail;
+            result.detail = link::k_no_baseline;
+            return result;
+        }
     }
 
     // The selected counters of one reading, as judged and as stored for a later end phase.

@@ -399,8 +399,8 @@ TEST(Evaluator, EmptyInput) {
 TEST(Evaluator, SlowNodeShowsItsLinkFindingsAsLikelyCause) {
     core::EvaluationConfig config;
     auto inputs = cohort({100, 101, 99, 100, 47});
-    inputs[4].results["link.infiniband"] = result(
-        "link.infiniband", Verdict::fail, "mlx5_3 port 1 at 100 Gb/s, expected 400");
+    inputs[4].results["link.infiniband"] =
+        result("link.infiniband", Verdict::fail, "mlx5_3 port 1 at 100 Gb/s, expected 400");
     inputs[4].results["link.pcie"] =
         result("link.pcie", Verdict::warn, "0000:9d:00.0 (GPU): speed 2.5 GT/s, expected 32");
     inputs[4].results["link.roce"] = result("link.roce", Verdict::pass, "DCQCN on");

@@ -196,6 +196,19 @@ TEST(Infiniband, EndWithoutBeginFailsAndBadPhaseErrors) {
     EXPECT_EQ(bad.detail, "phase: 'middle' is not window, begin or end");
 }
 
+// A node without RDMA devices skips in both phases; the end never asks for a baseline.
+TEST(Infiniband, NoDevicesSkipsInEndPhaseToo) {
+    TempTree tree;
+    std::filesystem::remove_all(tree.root() / "sys/class/infiniband");
+    link::CounterSnapshots::instance().clear();
+    InfinibandCheck check;
+    EXPECT_EQ(fixture::run_on(check, tree.root(), {{"phase", "begin"}}).verdict,
+              core::Verdict::skip);
+    auto end = fixture::run_on(check, tree.root(), {{"phase", "end"}});
+    EXPECT_EQ(end.verdict, core::Verdict::skip);
+    EXPECT_NE(end.detail.find("no RDMA device under "), std::string::npos) << end.detail;
+}
+
 TEST(Infiniband, BaselinesAreKeptPerRoot) {
     TempTree a;
     TempTree b;
