@@ -57,6 +57,9 @@ class Rounds {
             }
         }
         std::string what = fmt::format("round {} ({}): {} groups", round, purpose, groups.size());
+        if (m_progress) {
+            m_progress(what, 0, requests.size());
+        }
         auto deadline =
             Clock::now() + std::chrono::milliseconds(static_cast<long>(
                                (m_plan.step_deadline_s + m_plan.controller_slack_s) * 1000));

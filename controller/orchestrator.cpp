@@ -35,21 +35,31 @@ std::string utc_now() {
     return buf;
 }
 
-// Progress on stderr: one line per round, rewritten in place on a terminal.
+// Progress on stderr (stdout carries the report): on a terminal one line per round rewritten in
+// place; otherwise plain lines, one when a round completes. Shows steps done and elapsed time.
 class Progress {
   public:
-    explicit Progress(bool enabled) : m_enabled(enabled), m_tty(::isatty(2) != 0) {}
+    explicit Progress(bool enabled)
+        : m_enabled(enabled), m_tty(::isatty(2) != 0), m_start(Clock::now()) {}
     void update(const std::string& what, std::size_t done, std::size_t total) {
         if (!m_enabled) {
             return;
         }
+        if (what != m_what) {
+            m_what = what;
+            m_round_start = Clock::now();
+        }
+        double round_s = std::chrono::duration<double>(Clock::now() - m_round_start).count();
+        double run_s = std::chrono::duration<double>(Clock::now() - m_start).count();
         if (m_tty) {
-            std::fprintf(stderr, "\r\033[K%s: %zu/%zu steps done", what.c_str(), done, total);
+            std::fprintf(stderr, "\r\033[K%s: %zu/%zu steps done, %.1f s (run %.1f s)",
+                         what.c_str(), done, total, round_s, run_s);
             if (done == total) {
                 std::fprintf(stderr, "\n");
             }
         } else if (done == total) {
-            std::fprintf(stderr, "%s: %zu/%zu steps done\n", what.c_str(), done, total);
+            std::fprintf(stderr, "%s: %zu/%zu steps done, %.1f s (run %.1f s)\n", what.c_str(),
+                         done, total, round_s, run_s);
         }
         std::fflush(stderr);
     }
@@ -57,6 +67,9 @@ class Progress {
   private:
     bool m_enabled;
     bool m_tty;
+    Clock::time_point m_start;
+    Clock::time_point m_round_start;
+    std::string m_what;
 };
 
 double param_number(const nlohmann::json& params, const char* key, double fallback) {
@@ -284,6 +297,7 @@ RunReport run_preflight(const RunOptions& options) {
         auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long>(
                                            (deadline_s + cfg.deadlines.step_slack_s) * 1000));
         std::string what = fmt::format("round 0 (node-local): {}", check);
+        progress.update(what, 0, requests.size());
         for (auto& outcome : server.hub().run_steps(
                  requests, deadline,
                  [&](std::size_t d, std::size_t t) { progress.update(what, d, t); })) {
