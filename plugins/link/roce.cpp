@@ -1,10 +1,13 @@
 #include "plugins/link/roce.hpp"
 
+#include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "core/sysfs.hpp"
 #include "plugins/link/link_common.hpp"
+#include "plugins/link/mlxconfig.hpp"
 
 namespace preflight::plugins {
 
@@ -30,6 +33,11 @@ std::vector<core::ParamSpec> RoceCheck::params() const {
          "priorities (0-7) that carry RoCE traffic and must have DCQCN on"},
         {"expect_trust", ParamType::string, "",
          "QoS trust mode (qos/trust: dscp or pcp); empty = not checked"},
+        {"mlxconfig", ParamType::string, "off",
+         "auto: also query the firmware with `mlxconfig -d <pci bdf> q` when mlxconfig is on "
+         "PATH (LINK_TYPE_P<n> ETH, ROCE_CC_PRIO_MASK_P<n> covering prios), noted and passed over "
+         "when it is not; off: never"},
+        {"mlxconfig_timeout_s", ParamType::number, 20.0, "limit on one mlxconfig query"},
     };
 }
 
@@ -37,8 +45,21 @@ core::CheckResult RoceCheck::run_impl(const CheckContext& ctx, const nlohmann::j
     const core::SysfsReader sysfs(ctx.sysfs_root);
     const auto prios = params.at("prios").get<std::vector<std::string>>();
     const auto expect_trust = params.at("expect_trust").get<std::string>();
+    const auto mlxconfig_mode = params.at("mlxconfig").get<std::string>();
+    const auto mlxconfig_timeout = std::chrono::milliseconds(
+        static_cast<long long>(params.at("mlxconfig_timeout_s").get<double>() * 1000));
     core::CheckResult result;
     std::vector<std::string> findings;
+    if (mlxconfig_mode != "off" && mlxconfig_mode != "auto") {
+        result.verdict = core::Verdict::error;
+        result.detail = "mlxconfig: '" + mlxconfig_mode + "' is not auto or off";
+        return result;
+    }
+    std::optional<std::string> mlxconfig_tool;
+    if (mlxconfig_mode == "auto") {
+        mlxconfig_tool = mlxconfig::find_on_path("mlxconfig");
+    }
+    int mlxconfig_queried = 0;
 
     for (const auto& prio : prios) {
         if (!valid_prio(prio)) {
@@ -108,14 +129,48 @@ core::CheckResult RoceCheck::run_impl(const CheckContext& ctx, const nlohmann::j
                 findings.push_back(ifname + ": trust " + *trust + ", expected " + expect_trust);
             }
         }
+        if (mlxconfig_tool) {
+            // The PCI function behind the interface (net/<if>/device links to it) and its port:
+            // dev_port is 0 for the first port, mlxconfig numbers ports from 1.
+            std::error_code ec;
+            const auto device =
+                std::filesystem::canonical(sysfs.path(dir + "/device"), ec).filename().string();
+            const auto dev_port = sysfs.read_int(dir + "/dev_port");
+            const int port = dev_port && *dev_port >= 0 ? static_cast<int>(*dev_port) + 1 : 1;
+            if (ec || device.find(':') == std::string::npos) {
+                findings.push_back(ifname + ": no PCI device to query with mlxconfig");
+            } else if (auto config = mlxconfig::query(*mlxconfig_tool, device, mlxconfig_timeout);
+                       !config) {
+                findings.push_back(ifname + ": " + config.error().message);
+            } else {
+                ++mlxconfig_queried;
+                auto fw = mlxconfig::findings(ifname, *config, port, prios);
+                findings.insert(findings.end(), fw.begin(), fw.end());
+                const auto mask = config->find("ROCE_CC_PRIO_MASK_P" + std::to_string(port));
+                if (mask != config->end()) {
+                    if (auto value = link::leading_number(mask->second)) {
+                        result.metrics[ifname + ".roce_cc_prio_mask"] = *value;
+                    }
+                }
+            }
+        }
     }
     result.metrics["dcqcn_enabled"] = enabled;
     result.metrics["dcqcn_expected"] = expected;
+    if (mlxconfig_mode == "auto") {
+        result.metrics["mlxconfig_queried"] = mlxconfig_queried;
+    }
 
     if (findings.empty()) {
         result.verdict = core::Verdict::pass;
         result.detail = "DCQCN on for prio " + link::join(prios) + " on " +
                         std::to_string(names.size()) + " interface(s)";
+        if (mlxconfig_mode == "auto") {
+            result.detail += mlxconfig_tool
+                                 ? "; firmware agrees (mlxconfig, " +
+                                       std::to_string(mlxconfig_queried) + " interface(s))"
+                                 : "; mlxconfig not on PATH: firmware settings not checked";
+        }
     } else {
         result.verdict = core::Verdict::fail;
         result.detail = link::join(findings);

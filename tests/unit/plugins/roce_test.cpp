@@ -1,8 +1,14 @@
 // link.roce on the H100 fixture tree and its variants.
+#include <stdlib.h>
+
+#include <fstream>
+#include <sstream>
+
 #include <gtest/gtest.h>
 
 #include "link_fixture.hpp"
 #include "link_test_util.hpp"
+#include "plugins/link/mlxconfig.hpp"
 #include "plugins/link/roce.hpp"
 
 namespace preflight::plugins {
@@ -80,6 +86,124 @@ TEST(Roce, NoEcnInterfacesSkips) {
     RoceCheck check;
     auto r = fixture::run_on(check, tree.root());
     EXPECT_EQ(r.verdict, core::Verdict::skip);
+}
+
+std::string read_sample() {
+    std::ifstream in(std::string(PREFLIGHT_SOURCE_DIR) + "/tests/fixtures/mlxconfig/cx7_query.txt");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+TEST(Mlxconfig, ParsesTheQuerySample) {
+    const auto config = mlxconfig::parse_query(read_sample());
+    EXPECT_EQ(config.size(), 14u);
+    EXPECT_EQ(config.at("LINK_TYPE_P1"), "ETH(2)");
+    EXPECT_EQ(config.at("ROCE_CC_PRIO_MASK_P1"), "8");
+    EXPECT_EQ(config.at("MEMIC_SIZE_LIMIT"), "_256KB(1)");
+    // Header lines before "Configurations:" are not parameters.
+    EXPECT_FALSE(config.contains("Device"));
+    EXPECT_TRUE(mlxconfig::findings("eth0", config, 1, {"3"}).empty());
+}
+
+TEST(Mlxconfig, FindingsNameFirmwareMismatches) {
+    auto config = mlxconfig::parse_query(read_sample());
+    EXPECT_EQ(mlxconfig::findings("eth0", config, 1, {"3", "5"}),
+              (std::vector<std::string>{
+                  "eth0: ROCE_CC_PRIO_MASK_P1 8: congestion control off in firmware on prio 5"}));
+    config["LINK_TYPE_P1"] = "IB(1)";
+    config["ROCE_CC_PRIO_MASK_P1"] = "0";
+    EXPECT_EQ(mlxconfig::findings("eth0", config, 1, {"3"}),
+              (std::vector<std::string>{
+                  "eth0: LINK_TYPE_P1 IB(1), expected ETH",
+                  "eth0: ROCE_CC_PRIO_MASK_P1 0: congestion control off in firmware on prio 3"}));
+    EXPECT_EQ(mlxconfig::findings("eth1", config, 2, {"3"}),
+              (std::vector<std::string>{"eth1: mlxconfig reports no LINK_TYPE_P2",
+                                        "eth1: mlxconfig reports no ROCE_CC_PRIO_MASK_P2"}));
+    EXPECT_TRUE(mlxconfig::parse_query("mlxconfig: no device\n").empty());
+}
+
+// Swaps PATH for the test's own directory and puts it back.
+class PathGuard {
+  public:
+    explicit PathGuard(const std::string& path) {
+        const char* old = ::getenv("PATH");
+        m_old = old != nullptr ? old : "";
+        ::setenv("PATH", path.c_str(), 1);
+    }
+    ~PathGuard() { ::setenv("PATH", m_old.c_str(), 1); }
+    PathGuard(const PathGuard&) = delete;
+    PathGuard& operator=(const PathGuard&) = delete;
+
+  private:
+    std::string m_old;
+};
+
+TEST(Roce, MlxconfigAutoWithoutToolIsNoted) {
+    TempTree tree;
+    const auto bin = tree.root() / "bin";
+    std::filesystem::create_directories(bin);
+    PathGuard path(bin.string());
+    RoceCheck check;
+    auto params = k_h100;
+    params["mlxconfig"] = "auto";
+    auto r = fixture::run_on(check, tree.root(), params);
+    EXPECT_EQ(r.verdict, core::Verdict::pass) << r.detail;
+    EXPECT_EQ(r.detail,
+              "DCQCN on for prio 3 on 8 interface(s); mlxconfig not on PATH: firmware settings "
+              "not checked");
+    EXPECT_EQ(r.metrics.at("mlxconfig_queried"), 0);
+}
+
+// A stand-in mlxconfig on PATH prints the sample, with congestion control masked off for the
+// NIC behind eth2; net/<if>/device links to the PCI function as in real sysfs.
+TEST(Roce, MlxconfigAutoQueriesEachInterfacesFunction) {
+    TempTree tree;
+    const auto bin = tree.root() / "bin";
+    std::filesystem::create_directories(bin);
+    const auto sample =
+        std::string(PREFLIGHT_SOURCE_DIR) + "/tests/fixtures/mlxconfig/cx7_query.txt";
+    {
+        std::ofstream script(bin / "mlxconfig");
+        script << "#!/bin/sh\nPATH=/usr/bin:/bin\n"
+               << "[ \"$1 $3\" = \"-d q\" ] || exit 2\n"
+               << "if [ \"$2\" = 0000:4f:00.0 ]; then\n"
+               << "  sed 's/\\(ROCE_CC_PRIO_MASK_P1 *\\)8/\\10/' '" << sample << "'\n"
+               << "else\n  cat '" << sample << "'\nfi\n";
+    }
+    std::filesystem::permissions(bin / "mlxconfig", std::filesystem::perms::owner_all);
+    for (const auto& [ifname, bdf] :
+         {std::pair{"eth0", "0000:18:00.0"}, std::pair{"eth2", "0000:4f:00.0"}}) {
+        const auto link = tree.root() / "sys/class/net" / ifname / "device";
+        std::filesystem::remove_all(link);
+        std::filesystem::create_directory_symlink(tree.root() / "sys/bus/pci/devices" / bdf, link);
+    }
+    PathGuard path(bin.string());
+    RoceCheck check;
+    auto params = k_h100;
+    params["mlxconfig"] = "auto";
+    params["interfaces"] = {"eth0", "eth2"};
+    auto r = fixture::run_on(check, tree.root(), params);
+    EXPECT_EQ(r.verdict, core::Verdict::fail);
+    EXPECT_EQ(r.detail,
+              "eth2: ROCE_CC_PRIO_MASK_P1 0: congestion control off in firmware on prio 3");
+    EXPECT_EQ(r.metrics.at("mlxconfig_queried"), 2);
+    EXPECT_EQ(r.metrics.at("eth0.roce_cc_prio_mask"), 8);
+    EXPECT_EQ(r.metrics.at("eth2.roce_cc_prio_mask"), 0);
+
+    // An interface whose device is not a PCI function cannot be queried.
+    params["interfaces"] = {"eth1"};
+    auto no_pci = fixture::run_on(check, tree.root(), params);
+    EXPECT_EQ(no_pci.verdict, core::Verdict::fail);
+    EXPECT_EQ(no_pci.detail, "eth1: no PCI device to query with mlxconfig");
+}
+
+TEST(Roce, BadMlxconfigModeIsAnError) {
+    TempTree tree;
+    RoceCheck check;
+    auto r = fixture::run_on(check, tree.root(), {{"mlxconfig", "always"}});
+    EXPECT_EQ(r.verdict, core::Verdict::error);
+    EXPECT_EQ(r.detail, "mlxconfig: 'always' is not auto or off");
 }
 
 }  // namespace
