@@ -16,7 +16,7 @@ packages=(
   libcli11-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev libgloo-dev
   libopenmpi-dev openmpi-bin
   # test beds and peers measured by bench/
-  iproute2 iperf3 nftables procps python3
+  iproute2 iperf3 nftables procps python3 bc
   # report tests: HTML screenshot, JUnit schema validation (xmllint), `promtool check metrics`
   chromium fonts-dejavu-core libxml2-utils prometheus
 )
