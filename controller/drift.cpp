@@ -59,7 +59,8 @@ bool is_setting_metric(const std::string& check, const std::string& metric) {
         std::string ifname;
         std::string point;
         std::string prio;
-        return split_roce_metric(metric, ifname, point, prio);
+        // PFC enables (bit n = prio n) are a setting too.
+        return split_roce_metric(metric, ifname, point, prio) || ends_with(metric, ".pfc_en");
     }
     if (check == "link.netdev") {
         // Per-interface keys only: the unprefixed copies repeat the first interface.

@@ -1,6 +1,7 @@
 #include "plugins/link/roce.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -22,6 +23,32 @@ bool valid_prio(const std::string& prio) {
     return prio.size() == 1 && prio[0] >= '0' && prio[0] <= '7';
 }
 
+// Findings for one interface's PFC enables against the expected mask (bit n = prio n), in
+// priority order; records <if>.pfc_en when readable.
+std::vector<std::string> check_pfc(const std::string& ifname, const core::Result<dcb::IeeePfc>& pfc,
+                                   std::uint8_t expected, core::CheckResult& result) {
+    if (!pfc) {
+        // read_ieee_pfc's errors start with the interface name; do not say it twice.
+        std::string why = pfc.error().message;
+        if (why.rfind(ifname + ": ", 0) == 0) {
+            why.erase(0, ifname.size() + 2);
+        }
+        return {ifname + ": PFC unreadable: " + why};
+    }
+    result.metrics[ifname + ".pfc_en"] = pfc->pfc_en;
+    std::vector<std::string> out;
+    for (int prio = 0; prio < 8; ++prio) {
+        const bool want = ((expected >> prio) & 1U) != 0;
+        const bool on = ((pfc->pfc_en >> prio) & 1U) != 0;
+        if (want && !on) {
+            out.push_back(ifname + ": PFC off on prio " + std::to_string(prio));
+        } else if (on && !want) {
+            out.push_back(ifname + ": PFC on prio " + std::to_string(prio) + ", not expected");
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 std::vector<core::ParamSpec> RoceCheck::params() const {
@@ -33,6 +60,9 @@ std::vector<core::ParamSpec> RoceCheck::params() const {
          "priorities (0-7) that carry RoCE traffic and must have DCQCN on"},
         {"expect_trust", ParamType::string, "",
          "QoS trust mode (qos/trust: dscp or pcp); empty = not checked"},
+        {"expect_pfc_prios", ParamType::string_list, nlohmann::json::array(),
+         "priorities (0-7) that must have PFC on, and no others (read through DCB netlink, "
+         "DCB_CMD_IEEE_GET); empty = not checked"},
         {"mlxconfig", ParamType::string, "off",
          "auto: also query the firmware with `mlxconfig -d <pci bdf> q` when mlxconfig is on "
          "PATH (LINK_TYPE_P<n> ETH, ROCE_CC_PRIO_MASK_P<n> covering prios), noted and passed over "
@@ -45,6 +75,7 @@ core::CheckResult RoceCheck::run_impl(const CheckContext& ctx, const nlohmann::j
     const core::SysfsReader sysfs(ctx.sysfs_root);
     const auto prios = params.at("prios").get<std::vector<std::string>>();
     const auto expect_trust = params.at("expect_trust").get<std::string>();
+    const auto expect_pfc = params.at("expect_pfc_prios").get<std::vector<std::string>>();
     const auto mlxconfig_mode = params.at("mlxconfig").get<std::string>();
     const auto mlxconfig_timeout = std::chrono::milliseconds(
         static_cast<long long>(params.at("mlxconfig_timeout_s").get<double>() * 1000));
@@ -67,6 +98,15 @@ core::CheckResult RoceCheck::run_impl(const CheckContext& ctx, const nlohmann::j
             result.detail = "prios: '" + prio + "' is not a priority 0-7";
             return result;
         }
+    }
+    std::uint8_t expect_pfc_mask = 0;
+    for (const auto& prio : expect_pfc) {
+        if (!valid_prio(prio)) {
+            result.verdict = core::Verdict::error;
+            result.detail = "expect_pfc_prios: '" + prio + "' is not a priority 0-7";
+            return result;
+        }
+        expect_pfc_mask |= static_cast<std::uint8_t>(1U << (prio[0] - '0'));
     }
 
     auto names = params.at("interfaces").get<std::vector<std::string>>();
@@ -129,6 +169,10 @@ core::CheckResult RoceCheck::run_impl(const CheckContext& ctx, const nlohmann::j
                 findings.push_back(ifname + ": trust " + *trust + ", expected " + expect_trust);
             }
         }
+        if (!expect_pfc.empty()) {
+            auto pfc_findings = check_pfc(ifname, m_read_pfc(ifname), expect_pfc_mask, result);
+            findings.insert(findings.end(), pfc_findings.begin(), pfc_findings.end());
+        }
         if (mlxconfig_tool) {
             // The PCI function behind the interface (net/<if>/device links to it) and its port:
             // dev_port is 0 for the first port, mlxconfig numbers ports from 1.
@@ -165,6 +209,9 @@ core::CheckResult RoceCheck::run_impl(const CheckContext& ctx, const nlohmann::j
         result.verdict = core::Verdict::pass;
         result.detail = "DCQCN on for prio " + link::join(prios) + " on " +
                         std::to_string(names.size()) + " interface(s)";
+        if (!expect_pfc.empty()) {
+            result.detail += "; PFC on prio " + link::join(expect_pfc) + " only";
+        }
         if (mlxconfig_mode == "auto") {
             result.detail += mlxconfig_tool
                                  ? "; firmware agrees (mlxconfig, " +

@@ -160,6 +160,7 @@ TEST(Drift, SettingMetricClassification) {
     EXPECT_TRUE(is_setting_metric("link.roce", "eth2.roce_np.prio3"));
     EXPECT_TRUE(is_setting_metric("link.roce", "ens1f0.np.x.roce_rp.prio0"));
     EXPECT_FALSE(is_setting_metric("link.roce", "dcqcn_enabled"));
+    EXPECT_TRUE(is_setting_metric("link.roce", "eth2.pfc_en"));
     EXPECT_FALSE(is_setting_metric("link.netdev", "mtu"));
     EXPECT_TRUE(is_setting_metric("link.netdev", "eth0.speed_mbps"));
     EXPECT_FALSE(is_setting_metric("link.pcie", "0000:1b:00.0.speed_gts"));

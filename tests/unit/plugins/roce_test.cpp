@@ -198,6 +198,81 @@ TEST(Roce, MlxconfigAutoQueriesEachInterfacesFunction) {
     EXPECT_EQ(no_pci.detail, "eth1: no PCI device to query with mlxconfig");
 }
 
+// PFC through the reader seam: eth2 has PFC on prio 5 instead of 3, eth3 has no DCB, the rest
+// have PFC on prio 3 only.
+core::Result<dcb::IeeePfc> fake_pfc(const std::string& ifname) {
+    if (ifname == "eth2") {
+        return dcb::IeeePfc{8, 0x20};
+    }
+    if (ifname == "eth3") {
+        return core::Error{"eth3: DCB not supported by the driver (EOPNOTSUPP)"};
+    }
+    return dcb::IeeePfc{8, 0x08};
+}
+
+TEST(Roce, PfcMatchingExpectationPasses) {
+    TempTree tree;
+    RoceCheck check;
+    std::vector<std::string> asked;
+    check.set_pfc_reader([&asked](const std::string& ifname) {
+        asked.push_back(ifname);
+        return core::Result<dcb::IeeePfc>(dcb::IeeePfc{8, 0x08});
+    });
+    auto params = k_h100;
+    params["expect_pfc_prios"] = {"3"};
+    auto r = fixture::run_on(check, tree.root(), params);
+    EXPECT_EQ(r.verdict, core::Verdict::pass) << r.detail;
+    EXPECT_EQ(r.detail, "DCQCN on for prio 3 on 8 interface(s); PFC on prio 3 only");
+    EXPECT_EQ(asked.size(), 8u);
+    EXPECT_EQ(r.metrics.at("eth0.pfc_en"), 8);
+}
+
+TEST(Roce, PfcMismatchAndUnreadableAreFindings) {
+    TempTree tree;
+    RoceCheck check;
+    check.set_pfc_reader(fake_pfc);
+    auto params = k_h100;
+    params["expect_pfc_prios"] = {"3"};
+    params["interfaces"] = {"eth1", "eth2", "eth3"};
+    auto r = fixture::run_on(check, tree.root(), params);
+    EXPECT_EQ(r.verdict, core::Verdict::fail);
+    EXPECT_EQ(r.detail,
+              "eth2: PFC off on prio 3; eth2: PFC on prio 5, not expected; eth3: PFC unreadable: "
+              "DCB not supported by the driver (EOPNOTSUPP)");
+    EXPECT_EQ(r.metrics.at("eth1.pfc_en"), 8);
+    EXPECT_EQ(r.metrics.at("eth2.pfc_en"), 32);
+    EXPECT_FALSE(r.metrics.contains("eth3.pfc_en"));
+
+    // Expecting 3 and 5 makes eth2 miss only prio 3, and eth1 miss prio 5.
+    params["expect_pfc_prios"] = {"5", "3"};
+    params["interfaces"] = {"eth1", "eth2"};
+    r = fixture::run_on(check, tree.root(), params);
+    EXPECT_EQ(r.detail, "eth1: PFC off on prio 5; eth2: PFC off on prio 3");
+}
+
+TEST(Roce, PfcNotReadUnlessExpected) {
+    TempTree tree;
+    RoceCheck check;
+    bool called = false;
+    check.set_pfc_reader([&called](const std::string&) {
+        called = true;
+        return core::Result<dcb::IeeePfc>(core::Error{"should not be read"});
+    });
+    auto r = fixture::run_on(check, tree.root(), k_h100);
+    EXPECT_EQ(r.verdict, core::Verdict::pass) << r.detail;
+    EXPECT_FALSE(called);
+    EXPECT_FALSE(r.metrics.contains("eth0.pfc_en"));
+}
+
+TEST(Roce, BadPfcPrioIsAnError) {
+    TempTree tree;
+    RoceCheck check;
+    check.set_pfc_reader(fake_pfc);
+    auto r = fixture::run_on(check, tree.root(), {{"expect_pfc_prios", {"3", "x"}}});
+    EXPECT_EQ(r.verdict, core::Verdict::error);
+    EXPECT_EQ(r.detail, "expect_pfc_prios: 'x' is not a priority 0-7");
+}
+
 TEST(Roce, BadMlxconfigModeIsAnError) {
     TempTree tree;
     RoceCheck check;

@@ -7,6 +7,7 @@
 #include "core/config.hpp"
 #include "link_fixture.hpp"
 #include "link_test_util.hpp"
+#include "plugins/link/roce.hpp"
 
 namespace preflight::plugins {
 namespace {
@@ -45,6 +46,12 @@ std::map<std::string, core::CheckResult> run_manifest(const core::RunConfig& con
         if (name == "link.infiniband") {
             params["sample_ms"] = 0;  // fixture counters do not move; keep the test fast
         }
+        if (auto* roce = dynamic_cast<RoceCheck*>(check.get()); roce != nullptr) {
+            // PFC comes from the live kernel's DCB netlink, not the tree: stand in PFC on prio 3.
+            roce->set_pfc_reader([](const std::string&) {
+                return core::Result<dcb::IeeePfc>(dcb::IeeePfc{8, 0x08});
+            });
+        }
         out[name] = fixture::run_on(*check, root, params);
     }
     return out;
@@ -61,6 +68,9 @@ TEST_F(H100Manifest, HealthyTreePassesEveryCheck) {
     for (const auto& [name, r] : run_manifest(m_config, tree.root())) {
         EXPECT_EQ(r.verdict, core::Verdict::pass) << name << ": " << r.detail;
     }
+    // The manifest asks for PFC on the RoCE priority (answered by the stand-in reader).
+    EXPECT_EQ(run_manifest(m_config, tree.root()).at("link.roce").detail,
+              "DCQCN on for prio 3 on 8 interface(s); PFC on prio 3 only");
 }
 
 TEST_F(H100Manifest, EachVariantFailsExactlyItsCheck) {
