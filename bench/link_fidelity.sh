@@ -188,7 +188,8 @@ print(j["end"]["sum_received"]["bits_per_second"])' "$json" 2>>"$WORK/iperf3-err
 gloo_busbw() {
     local tag=$1 report="$WORK/report-$1.json"
     run_logged "$WORK/run-$tag.log" ip netns exec "$NAME-head" "$BIN/preflight" run \
-        --inventory "$INV" --launcher local --config "$WORK/check.yaml" --json "$report" || true
+        --inventory "$INV" --launcher local --config "$WORK/check.yaml" --json "$report" \
+        --report-dir "$WORK/report-$tag" || true
     BUSBW=$(python3 - "$report" <<'PY'
 import json, sys
 try:
