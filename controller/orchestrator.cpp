@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -253,8 +254,9 @@ RunReport run_preflight(const RunOptions& options) {
     auto interrupted = [&] { return options.interrupted && options.interrupted->load(); };
 
     // --- counters around the collectives (issue 4) ---
-    // link.pause and link.infiniband judge counter growth over the collective checks: round 0
-    // runs them with phase "begin" (a baseline kept in each agent) and round 4 with phase "end".
+    // Checks with a `phase` parameter (link.pause, link.infiniband) judge counter growth over the
+    // collective checks: round 0 runs them with phase "begin" (a baseline kept in each agent) and
+    // round 4 with phase "end".
     // Only when a group check is configured and the config leaves phase unset.
     std::vector<std::string> around_collectives;
     const bool has_group_check = std::any_of(cfg.checks.begin(), cfg.checks.end(), [](auto& c) {
@@ -266,14 +268,42 @@ RunReport run_preflight(const RunOptions& options) {
                around_collectives.end();
     };
     for (const auto& check : cfg.checks) {
-        const bool counters = check == "link.pause" || check == "link.infiniband";
+        // A check that declares a `phase` parameter can take a baseline and judge growth later.
+        const auto& specs = catalog[check];
+        const bool counters = std::any_of(
+            specs.begin(), specs.end(), [](const core::ParamSpec& p) { return p.name == "phase"; });
         const bool phase_set =
             cfg.check_params.count(check) != 0 && cfg.check_params.at(check).contains("phase");
         if (has_group_check && counters && !phase_set) {
             around_collectives.push_back(check);
         }
     }
-    // --- end counters around the collectives ---
+
+    // One node-local check on the given nodes at once; results land in `results`. Used by round 0
+    // and by round 4 (counters after the collectives). Returns the number of steps run.
+    auto run_node_check = [&](const std::string& check, const std::string& phase,
+                              const std::vector<std::string>& nodes, const std::string& what) {
+        nlohmann::json given =
+            cfg.check_params.count(check) ? cfg.check_params.at(check) : nlohmann::json::object();
+        if (!phase.empty()) {
+            given["phase"] = phase;
+        }
+        auto resolved = core::resolve_params(catalog[check], given);
+        double deadline_s = param_number(resolved ? resolved.value() : given, "timeout_s", 30.0);
+        std::vector<StepRequest> requests;
+        for (const auto& node : nodes) {
+            requests.push_back(StepRequest{node, check, given, deadline_s, std::nullopt, ""});
+        }
+        auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long>(
+                                           (deadline_s + cfg.deadlines.step_slack_s) * 1000));
+        progress.update(what, 0, requests.size());
+        for (auto& outcome : server.hub().run_steps(
+                 requests, deadline,
+                 [&](std::size_t d, std::size_t t) { progress.update(what, d, t); })) {
+            results[outcome.node][check] = std::move(outcome.result);
+        }
+        return static_cast<int>(requests.size());
+    };
 
     // Round 0: every node-local check on every node at once.
     auto round0_start = Clock::now();
@@ -283,27 +313,8 @@ RunReport run_preflight(const RunOptions& options) {
         if (!probe || probe->scope() != plugins::Scope::node || interrupted()) {
             continue;
         }
-        nlohmann::json given =
-            cfg.check_params.count(check) ? cfg.check_params.at(check) : nlohmann::json::object();
-        if (bracketed(check)) {
-            given["phase"] = "begin";  // counters around the collectives
-        }
-        auto resolved = core::resolve_params(catalog[check], given);
-        double deadline_s = param_number(resolved ? resolved.value() : given, "timeout_s", 30.0);
-        std::vector<StepRequest> requests;
-        for (const auto& node : live) {
-            requests.push_back(StepRequest{node, check, given, deadline_s, std::nullopt, ""});
-        }
-        auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long>(
-                                           (deadline_s + cfg.deadlines.step_slack_s) * 1000));
-        std::string what = fmt::format("round 0 (node-local): {}", check);
-        progress.update(what, 0, requests.size());
-        for (auto& outcome : server.hub().run_steps(
-                 requests, deadline,
-                 [&](std::size_t d, std::size_t t) { progress.update(what, d, t); })) {
-            results[outcome.node][check] = std::move(outcome.result);
-        }
-        round0_steps += static_cast<int>(requests.size());
+        round0_steps += run_node_check(check, bracketed(check) ? "begin" : "", live,
+                                       fmt::format("round 0 (node-local): {}", check));
     }
     if (round0_steps > 0) {
         report.rounds.push_back(
@@ -349,39 +360,44 @@ RunReport run_preflight(const RunOptions& options) {
         report.rounds.insert(report.rounds.end(), outcome.rounds.begin(), outcome.rounds.end());
     }
 
-    // --- counters around the collectives: round 4 ---
-    // The "end" result replaces the node's "begin" result, so the report shows the growth over
-    // the collectives. Nodes lost since round 0 keep their begin result.
-    if (!around_collectives.empty() && !interrupted()) {
+    // Round 4: the "end" reading replaces each node's "begin" result, so the report shows the
+    // growth over the collectives. A baseline without its end reading (agent lost, interrupted)
+    // judged nothing: it becomes an error, never the begin step's pass.
+    if (!around_collectives.empty()) {
         auto round4_start = Clock::now();
         int round4_steps = 0;
-        auto connected_now = server.hub().connected_nodes();
-        for (const auto& check : around_collectives) {
-            if (interrupted()) {
-                break;
-            }
-            nlohmann::json given = cfg.check_params.count(check) ? cfg.check_params.at(check)
-                                                                 : nlohmann::json::object();
-            given["phase"] = "end";
-            auto resolved = core::resolve_params(catalog[check], given);
-            double deadline_s =
-                param_number(resolved ? resolved.value() : given, "timeout_s", 30.0);
-            std::vector<StepRequest> requests;
+        std::set<std::string> ended;  // "check/node"
+        if (!interrupted()) {
+            auto connected_now = server.hub().connected_nodes();
+            std::vector<std::string> present;
             for (const auto& node : live) {
                 if (connected_now.count(node) != 0) {
-                    requests.push_back(
-                        StepRequest{node, check, given, deadline_s, std::nullopt, ""});
+                    present.push_back(node);
                 }
             }
-            auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long>(
-                                               (deadline_s + cfg.deadlines.step_slack_s) * 1000));
-            std::string what = fmt::format("round 4 (counters after collectives): {}", check);
-            for (auto& outcome : server.hub().run_steps(
-                     requests, deadline,
-                     [&](std::size_t d, std::size_t t) { progress.update(what, d, t); })) {
-                results[outcome.node][check] = std::move(outcome.result);
+            for (const auto& check : around_collectives) {
+                if (interrupted()) {
+                    break;
+                }
+                round4_steps +=
+                    run_node_check(check, "end", present,
+                                   fmt::format("round 4 (counters after collectives): {}", check));
+                for (const auto& node : present) {
+                    ended.insert(check + "/" + node);
+                }
             }
-            round4_steps += static_cast<int>(requests.size());
+        }
+        for (const auto& check : around_collectives) {
+            for (auto& [node, by_check] : results) {
+                auto it = by_check.find(check);
+                if (it != by_check.end() && ended.count(check + "/" + node) == 0) {
+                    it->second.verdict = core::Verdict::error;
+                    it->second.detail =
+                        "baseline taken, but the counters after the collectives "
+                        "were not read (" +
+                        std::string(interrupted() ? "interrupted" : "agent lost") + ")";
+                }
+            }
         }
         if (round4_steps > 0) {
             report.rounds.push_back(
@@ -389,7 +405,6 @@ RunReport run_preflight(const RunOptions& options) {
                              std::chrono::duration<double>(Clock::now() - round4_start).count()});
         }
     }
-    // --- end round 4 ---
 
     // Nodes whose agent was lost: every check they did not finish is already an error result;
     // mark checks they never got to as errors naming the loss.

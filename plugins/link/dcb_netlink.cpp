@@ -17,6 +17,8 @@
 #include <string>
 #include <system_error>
 
+#include "core/unique_fd.hpp"
+
 namespace preflight::plugins::dcb {
 
 namespace {
@@ -73,22 +75,6 @@ std::optional<Span> find_attr(const std::vector<char>& bytes, Span range, unsign
     }
     return std::nullopt;
 }
-
-class Fd {
-  public:
-    explicit Fd(int fd) : m_fd(fd) {}
-    ~Fd() {
-        if (m_fd >= 0) {
-            ::close(m_fd);
-        }
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return m_fd; }
-
-  private:
-    int m_fd;
-};
 
 std::string errno_text(int error) {
     return std::generic_category().message(error);
@@ -156,7 +142,7 @@ core::Result<IeeePfc> read_ieee_pfc(const std::string& ifname) {
         return core::Error{"'" + ifname + "': not a valid interface name"};
     }
     const std::string prefix = ifname + ": ";
-    const Fd fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
+    const core::UniqueFd fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
     if (fd.get() < 0) {
         return core::Error{prefix + "netlink socket: " + errno_text(errno)};
     }

@@ -5,29 +5,13 @@
 #include <string>
 
 #include "core/sysfs.hpp"
+#include "plugins/link/link_common.hpp"
 
 namespace preflight::plugins {
 
 namespace {
 
 const std::string k_class_net = "/sys/class/net";
-
-// Interface names come from the config; one with a slash or a dot name would read outside
-// /sys/class/net.
-bool valid_interface_name(const std::string& name) {
-    return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
-}
-
-std::string join(const std::vector<std::string>& parts) {
-    std::string out;
-    for (const auto& part : parts) {
-        if (!out.empty()) {
-            out += "; ";
-        }
-        out += part;
-    }
-    return out;
-}
 
 }  // namespace
 
@@ -88,7 +72,7 @@ core::CheckResult NetdevCheck::run_impl(const CheckContext& ctx, const nlohmann:
     };
 
     for (const auto& ifname : names) {
-        if (!valid_interface_name(ifname)) {
+        if (!link::valid_name(ifname)) {
             findings.push_back("'" + ifname + "': not a valid interface name");
             first = false;
             continue;
@@ -164,10 +148,10 @@ core::CheckResult NetdevCheck::run_impl(const CheckContext& ctx, const nlohmann:
 
     if (findings.empty()) {
         result.verdict = core::Verdict::pass;
-        result.detail = join(summaries);
+        result.detail = link::join(summaries);
     } else {
         result.verdict = core::Verdict::fail;
-        result.detail = join(findings);
+        result.detail = link::join(findings);
     }
     return result;
 }

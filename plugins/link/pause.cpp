@@ -20,6 +20,8 @@
 #include "plugins/link/counter_snapshots.hpp"
 #include "plugins/link/link_common.hpp"
 
+#include "core/unique_fd.hpp"
+
 namespace preflight::plugins {
 
 namespace ethtool {
@@ -27,22 +29,6 @@ namespace ethtool {
 namespace {
 
 // Closes the ioctl socket on every path out.
-class Socket {
-  public:
-    Socket() : m_fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {}
-    ~Socket() {
-        if (m_fd >= 0) {
-            ::close(m_fd);
-        }
-    }
-    Socket(const Socket&) = delete;
-    Socket& operator=(const Socket&) = delete;
-    int fd() const { return m_fd; }
-
-  private:
-    int m_fd;
-};
-
 // SIOCETHTOOL with ifr_data pointing at an ethtool command block; returns errno or 0.
 int ethtool_ioctl(int fd, const std::string& ifname, void* command) {
     ifreq request{};
@@ -63,8 +49,8 @@ core::Result<std::map<std::string, unsigned long long>> read_stats(const std::st
     if (ifname.empty() || ifname.size() >= IFNAMSIZ) {
         return core::Error{"'" + ifname + "': not a valid interface name"};
     }
-    Socket sock;
-    if (sock.fd() < 0) {
+    const core::UniqueFd sock(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (sock.get() < 0) {
         return core::Error{std::string("socket(AF_INET): ") + std::strerror(errno)};
     }
 
@@ -74,7 +60,7 @@ core::Result<std::map<std::string, unsigned long long>> read_stats(const std::st
     auto* sset = reinterpret_cast<ethtool_sset_info*>(sset_buf.data());
     sset->cmd = ETHTOOL_GSSET_INFO;
     sset->sset_mask = 1ULL << ETH_SS_STATS;
-    if (int err = ethtool_ioctl(sock.fd(), ifname, sset); err != 0) {
+    if (int err = ethtool_ioctl(sock.get(), ifname, sset); err != 0) {
         if (err == EOPNOTSUPP) {
             return std::map<std::string, unsigned long long>{};
         }
@@ -92,7 +78,7 @@ core::Result<std::map<std::string, unsigned long long>> read_stats(const std::st
     strings->cmd = ETHTOOL_GSTRINGS;
     strings->string_set = ETH_SS_STATS;
     strings->len = count;
-    if (int err = ethtool_ioctl(sock.fd(), ifname, strings); err != 0) {
+    if (int err = ethtool_ioctl(sock.get(), ifname, strings); err != 0) {
         return core::Error{ifname + ": ETHTOOL_GSTRINGS: " + std::strerror(err)};
     }
 
@@ -100,7 +86,7 @@ core::Result<std::map<std::string, unsigned long long>> read_stats(const std::st
     auto* stats = reinterpret_cast<ethtool_stats*>(stats_buf.data());
     stats->cmd = ETHTOOL_GSTATS;
     stats->n_stats = count;
-    if (int err = ethtool_ioctl(sock.fd(), ifname, stats); err != 0) {
+    if (int err = ethtool_ioctl(sock.get(), ifname, stats); err != 0) {
         return core::Error{ifname + ": ETHTOOL_GSTATS: " + std::strerror(err)};
     }
 
