@@ -1,7 +1,8 @@
 # Feature options. Each defaults to ON when its dependency is found, so a plain `cmake -S . -B build`
 # builds everything this machine can build; forcing an option ON without the dependency is an error.
 option(PREFLIGHT_BUILD_TESTS "Build the GoogleTest suites" ON)
-option(PREFLIGHT_SANITIZE "Build with AddressSanitizer and UBSan" OFF)
+set(PREFLIGHT_SANITIZE "OFF" CACHE STRING "Sanitizers: OFF, address,undefined (or ON), thread")
+option(PREFLIGHT_FUZZ "Build the libFuzzer targets under fuzz/ (clang)" OFF)
 
 find_package(Gloo CONFIG QUIET)
 find_package(MPI QUIET COMPONENTS CXX)

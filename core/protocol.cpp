@@ -202,6 +202,33 @@ Message parse_typed(const std::string& type, const json& j) {
     throw FieldError{"unknown message type '" + type + "'"};
 }
 
+// Deepest [ / { nesting in a JSON text, counted outside strings, stopping once past limit. The
+// JSON library's copy, compare and dump recurse per level, so a frame of nested brackets could
+// otherwise exhaust the stack; a frame is at most 1 MiB, so this linear scan is cheap.
+bool nesting_exceeds(std::string_view text, int limit) {
+    int depth = 0;
+    bool in_string = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (c == '\\') {
+                ++i;  // skip the escaped character
+            } else if (c == '"') {
+                in_string = false;
+            }
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > limit) {
+                return true;
+            }
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+    return false;
+}
+
 }  // namespace
 
 std::string_view message_type(const Message& m) {
@@ -219,6 +246,9 @@ std::string serialize(const Message& m) {
 }
 
 Result<Message> parse_message(std::string_view payload) {
+    if (nesting_exceeds(payload, k_max_json_depth)) {
+        return Error{"JSON nested deeper than " + std::to_string(k_max_json_depth) + " levels"};
+    }
     json j = json::parse(payload, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) {
         return Error{"malformed JSON"};

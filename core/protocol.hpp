@@ -18,6 +18,8 @@
 namespace preflight::core {
 
 inline constexpr int k_protocol_version = 1;
+// Frames nested deeper than this are rejected before they are parsed (stack safety).
+inline constexpr int k_max_json_depth = 32;
 
 namespace msg {
 

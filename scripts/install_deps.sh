@@ -19,6 +19,8 @@ packages=(
   iproute2 iperf3 nftables procps python3 bc
   # report tests: HTML screenshot, JUnit schema validation (xmllint), `promtool check metrics`
   chromium fonts-dejavu-core libxml2-utils prometheus
+  # fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes
+  clang libclang-rt-14-dev ccache
 )
 
 missing=()

@@ -1,58 +1,21 @@
 // End to end on a real namespace fabric: the real `preflight` and `preflight-agent` binaries, real
 // Gloo traffic over tbf-shaped veth links, the controller in the fabric's head namespace.
-#include <unistd.h>
-#include <csignal>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <thread>
+#include <signal.h>
+#include <sys/wait.h>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
-#include "controller/fabric.hpp"
-#include "core/atomic_file.hpp"
-#include "core/process.hpp"
+#include "tests/integration/fabric_run.hpp"
 
 namespace {
 
 using nlohmann::json;
-using preflight::controller::Fabric;
-using preflight::controller::FabricSpec;
+using preflight::testing::FabricRun;
+using preflight::testing::read_json;
+using preflight::testing::temp_dir;
+using preflight::testing::verdicts;
+using preflight::testing::wait_for_text;
+using namespace std::chrono_literals;
 
-const std::string k_bin = std::string(PREFLIGHT_BINARY_DIR) + "/bin/preflight";
-
-std::string why_not_runnable() {
-    if (::geteuid() != 0) {
-        return "needs root to create network namespaces";
-    }
-    if (!std::filesystem::exists("/usr/sbin/ip") && !std::filesystem::exists("/sbin/ip") &&
-        !std::filesystem::exists("/usr/bin/ip")) {
-        return "iproute2 (ip) is not installed";
-    }
-    return {};
-}
-
-std::string temp_dir(const std::string& tag) {
-    auto dir = std::filesystem::temp_directory_path() /
-               ("pf-it-" + tag + "-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    return dir.string();
-}
-
-json read_json(const std::string& path) {
-    std::ifstream in(path);
-    return json::parse(in);
-}
-
-std::map<std::string, std::string> verdicts(const json& report) {
-    std::map<std::string, std::string> out;
-    for (const auto& n : report.at("nodes")) {
-        out[n.at("name").get<std::string>()] = n.at("verdict").get<std::string>();
-    }
-    return out;
-}
+const std::string& k_bin = preflight::testing::k_preflight_bin;
 
 struct DemoRun {
     int exit_code;
@@ -80,7 +43,7 @@ DemoRun run_demo(const std::vector<std::string>& extra, const std::string& tag) 
 class NetnsPipeline : public ::testing::Test {
   protected:
     void SetUp() override {
-        if (auto why = why_not_runnable(); !why.empty()) {
+        if (auto why = preflight::testing::why_no_fabric(); !why.empty()) {
             GTEST_SKIP() << why;
         }
     }
@@ -152,65 +115,32 @@ TEST_F(NetnsPipeline, HealthyFabricFlagsNobody) {
 }
 
 TEST_F(NetnsPipeline, AgentKilledMidRunIsErrorAndTheRunCompletes) {
-    FabricSpec spec;
-    spec.name = "pft" + std::to_string(::getpid() % 100000);
-    spec.hosts = 4;
-    spec.default_rate = "400mbit";
-    auto fabric = Fabric::create(spec);
-    ASSERT_TRUE(fabric) << fabric.error().message;
-    auto dir = temp_dir("kill");
-    std::string inventory = dir + "/inventory.yaml";
-    std::string config = dir + "/config.yaml";
-    ASSERT_TRUE(preflight::core::write_file_atomic(inventory, fabric->inventory_yaml()));
     // 32 MiB at 400 mbit: about 1.4 s per iteration, time enough to kill an agent mid-collective.
-    ASSERT_TRUE(preflight::core::write_file_atomic(config, R"(checks: [collective.gloo_allreduce]
+    auto run = FabricRun::start("kill", 4, R"(checks: [collective.gloo_allreduce]
 params:
   collective.gloo_allreduce: {bytes: 33554432, warmup: 1, iters: 3, timeout_s: 20}
 deadlines: {connect_s: 15}
 actions: {max_action_fraction: 0.5}
-)"));
-    std::string report_dir = dir + "/report";
-    auto child = preflight::core::ChildProcess::spawn(
-        {"ip", "netns", "exec", fabric->head_netns(), k_bin, "run", "--inventory", inventory,
-         "--config", config, "--launcher", "local", "--report-dir", report_dir, "--no-progress"},
-        {}, dir + "/controller.log");
-    ASSERT_TRUE(child) << child.error().message;
-
-    // Wait until h2's agent is inside the collective, then kill it.
-    std::string agent_log = report_dir + "/agents/h2.log";
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    bool running = false;
-    while (!running && std::chrono::steady_clock::now() < deadline) {
-        std::ifstream in(agent_log);
-        std::stringstream text;
-        text << in.rdbuf();
-        running = text.str().find("running collective.gloo_allreduce") != std::string::npos;
-        if (!running) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-    }
-    ASSERT_TRUE(running) << "h2 never started the collective";
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    pid_t pid = 0;
-    std::ifstream(report_dir + "/agents/h2.pid") >> pid;
+)");
+    ASSERT_TRUE(run);
+    ASSERT_TRUE(wait_for_text(run->agent_log("h2"), "running collective.gloo_allreduce", 30s))
+        << "h2 never started the collective";
+    std::this_thread::sleep_for(500ms);
+    const pid_t pid = run->agent_pid("h2");
     ASSERT_GT(pid, 0);
     ASSERT_EQ(::kill(pid, SIGKILL), 0);
 
-    ASSERT_TRUE(child->wait_for(std::chrono::seconds(90))) << "the run did not finish";
-    auto report = read_json(report_dir + "/report.json");
+    ASSERT_TRUE(run->wait(90s)) << "the run did not finish";
+    auto report = run->report();
     auto v = verdicts(report);
     EXPECT_EQ(v.at("h2"), "error");
-    for (const auto& n : report.at("nodes")) {
-        if (n.at("name") == "h2") {
-            EXPECT_NE(n.at("reasons").dump().find("lost"), std::string::npos) << n.dump();
-        }
-    }
+    EXPECT_NE(preflight::testing::node_entry(report, "h2")->at("reasons").dump().find("lost"),
+              std::string::npos);
     // h1 lost its partner mid-run; it was re-paired with a good host and measured normally.
     EXPECT_EQ(v.at("h1"), "pass") << report.dump(1);
     EXPECT_EQ(v.at("h3"), "pass");
     EXPECT_EQ(v.at("h4"), "pass");
-    ASSERT_TRUE(child->exit_status().has_value());
-    EXPECT_EQ(WEXITSTATUS(*child->exit_status()), 4);  // inconclusive: one node could not be judged
+    EXPECT_EQ(run->exit_code(), 4);  // inconclusive: one node could not be judged
 }
 
 TEST_F(NetnsPipeline, CtrlCStopsTheDemoWithoutActionsAndRemovesTheFabric) {
@@ -219,16 +149,8 @@ TEST_F(NetnsPipeline, CtrlCStopsTheDemoWithoutActionsAndRemovesTheFabric) {
         {k_bin, "demo", "--hosts", "6", "--report-dir", dir + "/report"}, {}, dir + "/demo.log");
     ASSERT_TRUE(child) << child.error().message;
     // Interrupt while the collective rounds run (round 1 starts within about a second).
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    bool in_rounds = false;
-    while (!in_rounds && std::chrono::steady_clock::now() < deadline) {
-        std::ifstream in(dir + "/report/agents/h3.log");
-        std::stringstream text;
-        text << in.rdbuf();
-        in_rounds = text.str().find("running collective.gloo_allreduce") != std::string::npos;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ASSERT_TRUE(in_rounds);
+    ASSERT_TRUE(
+        wait_for_text(dir + "/report/agents/h3.log", "running collective.gloo_allreduce", 30s));
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     ASSERT_EQ(::kill(child->pid(), SIGINT), 0);
     ASSERT_TRUE(child->wait_for(std::chrono::seconds(40))) << "demo did not stop";

@@ -390,5 +390,31 @@ TEST(Protocol, ExtraFieldsAreIgnored) {
     EXPECT_TRUE(std::holds_alternative<msg::Heartbeat>(*parsed));
 }
 
+// Found by fuzz/protocol_fuzz: 200k nested brackets in a hello's inventory overflowed the stack in
+// the JSON library's recursive copy/dump. Such frames are now rejected before parsing.
+TEST(Protocol, DeeplyNestedJsonIsRejectedBeforeParsing) {
+    const std::string deep(200000, '[');
+    const std::string payload = R"({"v":1,"type":"hello","node":"n1","version":"1",)"
+                                R"("capabilities":[],"mac":"AA==","inventory":{"x":)" +
+                                deep + std::string(200000, ']') + "}}";
+    auto parsed = parse_message(payload);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_NE(parsed.error().message.find("nested deeper than 32"), std::string::npos);
+}
+
+TEST(Protocol, NestingAtTheLimitIsAcceptedAndBracketsInStringsDoNotCount) {
+    // The message object is level 1, params level 2: 30 more levels reach exactly 32.
+    const std::string inner = std::string(30, '[') + std::string(30, ']');
+    const std::string run = R"({"v":1,"type":"run","step":1,"check":"c","deadline_s":1,)"
+                            R"("bind_address":"","params":{"x":)" +
+                            inner + R"(,"s":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"[[["}})";
+    auto parsed = parse_message(run);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    const std::string over = R"({"v":1,"type":"run","step":1,"check":"c","deadline_s":1,)"
+                             R"("bind_address":"","params":{"x":[)" +
+                             inner + "]}}";
+    EXPECT_FALSE(parse_message(over).ok());
+}
+
 }  // namespace
 }  // namespace preflight::core
