@@ -239,7 +239,7 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
 }
 
 void apply_actions(RunReport& report, core::CommandRunner& runner,
-                   std::chrono::milliseconds timeout) {
+                   std::chrono::milliseconds timeout, const K8sActionSink& k8s_sink) {
     if (report.breaker.tripped) {
         return;
     }
@@ -269,8 +269,11 @@ void apply_actions(RunReport& report, core::CommandRunner& runner,
                 a.error += " " + line;
             }
         } else if (a.sink == "k8s") {
-            // The Kubernetes API client is not part of this build; claiming success would be a lie.
-            a.error = std::string(k_k8s_unavailable);
+            if (k8s_sink) {
+                k8s_sink(report, a);
+            } else {
+                a.error = std::string(k_k8s_unavailable);  // claiming success would be a lie
+            }
         } else if (a.error.empty()) {
             a.error = "no sink for '" + a.sink + "'";
         }

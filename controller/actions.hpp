@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -19,7 +20,7 @@ inline constexpr std::size_t k_max_reason_bytes = 128;
 inline constexpr std::string_view k_taint_key = "preflight.dev/degraded";
 inline constexpr std::string_view k_breaker_error = "circuit breaker tripped";
 inline constexpr std::string_view k_k8s_unavailable =
-    "kubernetes sink not available in this build: planned only";
+    "kubernetes sink not configured: planned only";
 
 // Replaces report.actions and report.breaker. For every node whose verdict is fail and every
 // target:
@@ -35,12 +36,16 @@ inline constexpr std::string_view k_k8s_unavailable =
 // "circuit breaker tripped" and are never applied.
 void plan_actions(RunReport& report, const core::ActionsConfig& cfg);
 
+// Carries out one k8s action (controller/k8s/node_sink.hpp make_action_sink): sets applied or
+// error.
+using K8sActionSink = std::function<void(const RunReport&, Action&)>;
+
 // Carries out the planned actions (call only with --apply). Nothing when the breaker tripped.
 // slurm: argv through runner with the timeout; applied on exit 0, else error
-// "scontrol: <describe> <first output line>". k8s: not applied, error k_k8s_unavailable.
-// Actions already applied are left alone.
+// "scontrol: <describe> <first output line>". k8s: through k8s_sink; without one, not applied,
+// error k_k8s_unavailable. Actions already applied are left alone.
 void apply_actions(RunReport& report, core::CommandRunner& runner,
-                   std::chrono::milliseconds timeout);
+                   std::chrono::milliseconds timeout, const K8sActionSink& k8s_sink = {});
 
 // 3 breaker tripped, else 1 any node failed, else 4 any node inconclusive (error), else 0.
 int exit_code_for(const RunReport& report);

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "controller/cli_k8s.hpp"
 #include "controller/demo.hpp"
 #include "controller/fabric.hpp"
 #include "controller/job_impact.hpp"
@@ -240,8 +241,8 @@ int preflight_main(int argc, char** argv) {
                     ->check(CLI::ExistingFile);
     auto* hl = run_cmd->add_option("--nodes", run.nodes, "Slurm hostlist, e.g. gpu[001-064]");
     inv->excludes(hl);
-    run_cmd->add_option("--launcher", run.launcher, "local or connect")
-        ->check(CLI::IsMember({"local", "connect"}))
+    run_cmd->add_option("--launcher", run.launcher, "local, connect or k8s")
+        ->check(CLI::IsMember({"local", "connect", "k8s"}))
         ->capture_default_str();
     run_cmd->add_option("--config", run.config, "run configuration YAML")->check(CLI::ExistingFile);
     run_cmd->add_option("--report-dir", run.report_dir,
@@ -323,6 +324,8 @@ int preflight_main(int argc, char** argv) {
     estimate_cmd->add_option("--check", estimate.check,
                              "with --report: the collective check (default: the first)");
 
+    auto k8s_commands = add_k8s_commands(app);  // certify --k8s
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -336,6 +339,9 @@ int preflight_main(int argc, char** argv) {
         return k_exit_usage;
     }
 
+    if (auto rc = run_k8s_commands(*k8s_commands, log_level, log_json)) {
+        return *rc;
+    }
     if (run_cmd->parsed()) {
         if (run.inventory.empty() && run.nodes.empty()) {
             std::fprintf(stderr, "preflight run: give --inventory FILE or --nodes HOSTLIST\n");

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "controller/k8s/job_launcher.hpp"
 #include "core/auth.hpp"
 
 namespace preflight::controller {
@@ -96,6 +97,9 @@ std::unique_ptr<Launcher> make_launcher(const std::string& name) {
     }
     if (name == "connect") {
         return std::make_unique<ConnectLauncher>();
+    }
+    if (name == "k8s") {
+        return std::make_unique<k8s::K8sJobLauncher>();
     }
     return nullptr;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config.hpp"
 #include "core/model.hpp"
 #include "core/process.hpp"
 #include "core/result.hpp"
@@ -20,6 +21,8 @@ struct LaunchContext {
     std::string agent_path;                           // preflight-agent executable
     std::vector<std::string> agent_args;              // extra arguments (log level/format)
     std::string log_dir;                              // per-agent output and pid files
+    std::string run_id;                               // names what a launcher creates
+    core::KubernetesConfig k8s;                       // `k8s` launcher: API access, image
 };
 
 class Launcher {
@@ -59,7 +62,7 @@ class ConnectLauncher final : public Launcher {
                                              const LaunchContext& ctx) override;
 };
 
-// "local" or "connect"; nullptr for an unknown name.
+// "local", "connect" or "k8s"; nullptr for an unknown name.
 std::unique_ptr<Launcher> make_launcher(const std::string& name);
 
 }  // namespace preflight::controller

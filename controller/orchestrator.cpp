@@ -15,6 +15,7 @@
 #include "controller/drift.hpp"
 #include "controller/evaluator.hpp"
 #include "controller/group_rounds.hpp"
+#include "controller/k8s/node_sink.hpp"
 #include "controller/launcher.hpp"
 #include "controller/report_json.hpp"
 #include "controller/server.hpp"
@@ -113,10 +114,11 @@ RunReport run_preflight(const RunOptions& options) {
 
     auto launcher = make_launcher(options.launcher);
     if (!launcher) {
-        throw core::ConfigError("unknown launcher '" + options.launcher + "' (local, connect)");
+        throw core::ConfigError("unknown launcher '" + options.launcher +
+                                "' (local, connect, k8s)");
     }
     std::string token;
-    if (options.launcher == "local") {
+    if (options.launcher == "local" || options.launcher == "k8s") {
         token = core::random_hex(32);  // fresh per run, handed to children via the environment
     } else {
         auto loaded = core::load_token(options.token_file);
@@ -140,6 +142,8 @@ RunReport run_preflight(const RunOptions& options) {
     LaunchContext launch;
     launch.token = token;
     launch.agent_path = options.agent_path;
+    launch.run_id = report.run_id;
+    launch.k8s = cfg.k8s;
     launch.log_dir = options.report_dir.empty() ? std::string() : options.report_dir + "/agents";
     launch.agent_args = {"--log-level", options.log_level};
     if (options.log_json) {
@@ -448,7 +452,7 @@ RunReport run_preflight(const RunOptions& options) {
         plan_actions(report, cfg.actions);
         if (options.apply) {
             core::SystemCommandRunner runner;
-            apply_actions(report, runner, std::chrono::seconds(30));
+            apply_actions(report, runner, std::chrono::seconds(30), k8s::make_action_sink(cfg.k8s));
         }
     }
     report.exit_code = report.interrupted ? 4 : exit_code_for(report);

@@ -31,9 +31,9 @@ class ConfigParser {
         config.source = m_file;
         // An empty document (or one holding only comments) means "all defaults".
         if (root.IsDefined() && !root.IsNull()) {
-            yaml::reject_unknown_keys(
-                m_file, root, "",
-                {"evaluation", "actions", "deadlines", "controller", "checks", "params", "job"});
+            yaml::reject_unknown_keys(m_file, root, "",
+                                      {"evaluation", "actions", "deadlines", "controller", "checks",
+                                       "params", "job", "k8s"});
             // A section written as `evaluation:` with nothing under it is an empty section.
             auto section = [&](const char* key) -> std::optional<YAML::Node> {
                 YAML::Node node = root[key];
@@ -64,6 +64,9 @@ class ConfigParser {
             }
             if (auto n = section("job")) {
                 config.job = parse_job(*n);
+            }
+            if (auto n = section("k8s")) {
+                parse_k8s(*n, config.k8s);
             }
         } else {
             check_defaults(config.checks);
@@ -220,6 +223,38 @@ class ConfigParser {
         if (auto n = yaml::get(m_file, node, "advertise", "controller.advertise")) {
             // May be a host name the agents resolve; empty means "per-node routed source address".
             out.advertise = yaml::as_string(m_file, n, "controller.advertise");
+        }
+    }
+
+    void parse_k8s(const YAML::Node& node, KubernetesConfig& out) const {
+        yaml::reject_unknown_keys(m_file, node, "k8s",
+                                  {"kubeconfig", "context", "namespace", "image", "service_account",
+                                   "request_timeout_s", "max_retries"});
+        auto text = [&](const char* key, std::string& value, bool may_be_empty) {
+            const std::string path = std::string("k8s.") + key;
+            if (auto n = yaml::get(m_file, node, key, path)) {
+                value = yaml::as_string(m_file, n, path);
+                if (!may_be_empty && value.empty()) {
+                    yaml::fail(m_file, n, "'" + path + "' must not be empty");
+                }
+            }
+        };
+        text("kubeconfig", out.kubeconfig, true);
+        text("context", out.context, true);
+        text("namespace", out.namespace_name, false);
+        text("image", out.image, true);
+        text("service_account", out.service_account, false);
+        if (auto n = yaml::get(m_file, node, "request_timeout_s", "k8s.request_timeout_s")) {
+            out.request_timeout_s = yaml::as_double(m_file, n, "k8s.request_timeout_s");
+            if (!(out.request_timeout_s > 0.0)) {
+                out_of_range(n, "k8s.request_timeout_s", "> 0");
+            }
+        }
+        if (auto n = yaml::get(m_file, node, "max_retries", "k8s.max_retries")) {
+            out.max_retries = yaml::as_int(m_file, n, "k8s.max_retries");
+            if (out.max_retries < 0 || out.max_retries > 10) {
+                out_of_range(n, "k8s.max_retries", "in 0..10");
+            }
         }
     }
 

@@ -49,12 +49,24 @@ struct ControllerConfig {
     std::string advertise;           // address agents dial; empty: routed source address per node
 };
 
+// Kubernetes API access (controller/k8s): the action sink, `--launcher k8s` and `certify --k8s`.
+struct KubernetesConfig {
+    std::string kubeconfig;  // empty: $KUBECONFIG, else in-cluster, else ~/.kube/config
+    std::string context;     // kubeconfig context; empty: current-context
+    std::string namespace_name = "preflight";  // where the agent Job and its Secret are created
+    std::string image;                         // agent image for `--launcher k8s`
+    std::string service_account = "preflight-agent";  // agent pods' ServiceAccount
+    double request_timeout_s = 10.0;                  // one API request
+    int max_retries = 4;                              // on 429/5xx/transport errors, with backoff
+};
+
 struct RunConfig {
     std::string source;  // file the config came from, or "<defaults>"
     EvaluationConfig evaluation;
     ActionsConfig actions;
     DeadlineConfig deadlines;
     ControllerConfig controller;
+    KubernetesConfig k8s;
     // checks run, in order: node-local ones in round 0, group ones in rounds 1-3.
     std::vector<std::string> checks = {"link.netdev", "collective.gloo_allreduce"};
     std::map<std::string, nlohmann::json> check_params;  // check -> params as given (validated)

@@ -22,6 +22,9 @@ packages=(
   # fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes
   clang libclang-rt-14-dev ccache
 )
+# Kubernetes tests: a real kubectl (Debian's kubernetes-client unless one is installed: both own
+# /usr/bin/kubectl) and node/npm for the manifest schema validator (tests/k8s_manifests).
+command -v kubectl >/dev/null || packages+=(kubernetes-client); command -v npm >/dev/null || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -33,4 +36,7 @@ if ((${#missing[@]})); then
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+# The Kubernetes OpenAPI schema validator (kubernetes-models), pinned by its package-lock.json.
+root=$(cd "$(dirname "$0")/.." && pwd)
+[[ -d $root/tests/k8s_manifests/node_modules/kubernetes-models ]] || npm ci --prefix "$root/tests/k8s_manifests" --no-audit --no-fund
 echo "install_deps.sh: all ${#packages[@]} packages present"

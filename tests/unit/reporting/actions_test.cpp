@@ -403,7 +403,7 @@ TEST(Apply, K8sIsHonestlyNotApplied) {
     EXPECT_TRUE(runner.calls.empty());
     ASSERT_EQ(r.actions.size(), 1u);
     EXPECT_FALSE(r.actions[0].applied);
-    EXPECT_EQ(r.actions[0].error, "kubernetes sink not available in this build: planned only");
+    EXPECT_EQ(r.actions[0].error, "kubernetes sink not configured: planned only");
 }
 
 TEST(Apply, UnknownTargetIsVisibleAndNeverRun) {

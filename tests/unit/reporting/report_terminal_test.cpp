@@ -132,7 +132,7 @@ TEST(RenderTerminal, AppliedAndFailedWording) {
     r.actions[1].error = std::string(k_k8s_unavailable);
     const std::string out = render_terminal(r, false);
     EXPECT_NE(out.find("APPLIED"), std::string::npos);
-    EXPECT_NE(out.find("FAILED: kubernetes sink not available"), std::string::npos);
+    EXPECT_NE(out.find("FAILED: kubernetes sink not configured"), std::string::npos);
     EXPECT_NE(out.find(R"({"spec":{"taints":[{"effect":"NoSchedule")"), std::string::npos) << out;
     EXPECT_EQ(out.find("dry run"), std::string::npos);
 }

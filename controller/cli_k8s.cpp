@@ -1,0 +1,191 @@
+// `preflight certify --k8s`: which nodes to certify (the ones tainted preflight.dev/uncertified, or
+// --nodes), a preflight run on them (or a saved --report), then the certification decisions,
+// printed and, with --apply, carried out on the Nodes.
+#include "controller/cli_k8s.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "controller/k8s/certify.hpp"
+#include "controller/k8s/node_sink.hpp"
+#include "controller/orchestrator.hpp"
+#include "controller/report_json.hpp"
+#include "core/config.hpp"
+#include "core/inventory.hpp"
+#include "plugins/check.hpp"
+
+namespace preflight::controller {
+
+struct K8sCommands {
+    CLI::App* certify = nullptr;
+    bool k8s = false;
+    std::string nodes;
+    std::string report;
+    std::string config;
+    std::string launcher = "k8s";
+    std::string report_dir;
+    std::string advertise;
+    std::string listen;
+    int port = -1;
+    std::string token_file;
+    bool apply = false;
+};
+
+namespace {
+
+constexpr int k_exit_usage = 2;
+
+std::string agent_next_to_us() {
+    std::error_code ec;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string("preflight-agent") : (self.parent_path() / "preflight-agent").string();
+}
+
+int do_certify(const K8sCommands& a, const std::string& log_level, bool log_json) {
+    if (!a.k8s) {
+        std::fprintf(stderr,
+                     "preflight certify: give --k8s (Slurm certification is `preflight "
+                     "certify --nodes` in the Slurm build)\n");
+        return k_exit_usage;
+    }
+    core::RunConfig config;
+    try {
+        auto catalog = plugins::param_catalog();
+        config =
+            a.config.empty() ? core::default_config(catalog) : core::load_config(a.config, catalog);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "preflight certify: %s\n", e.what());
+        return k_exit_usage;
+    }
+    auto cluster = k8s::load_cluster_config(config.k8s.kubeconfig, config.k8s.context);
+    if (!cluster) {
+        std::fprintf(stderr, "preflight certify: %s\n", cluster.error().message.c_str());
+        return k_exit_usage;
+    }
+    k8s::Client client(*cluster, k8s::client_options_from(config.k8s));
+
+    RunReport report;
+    if (!a.report.empty()) {
+        std::ifstream in(a.report);
+        try {
+            report = report_from_json(nlohmann::ordered_json::parse(in));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "preflight certify: %s: %s\n", a.report.c_str(), e.what());
+            return k_exit_usage;
+        }
+    } else {
+        RunOptions options;
+        options.config = config;
+        // Certification decides by the verdicts alone: the run itself taints nothing.
+        options.config.actions.targets.clear();
+        try {
+            if (!a.nodes.empty()) {
+                options.nodes = core::inventory_from_hostlist(a.nodes);
+            } else {
+                auto names = k8s::uncertified_nodes(client);
+                if (!names) {
+                    std::fprintf(stderr, "preflight certify: %s\n", names.error().message.c_str());
+                    return 4;
+                }
+                for (const auto& n : *names) {
+                    options.nodes.push_back(core::Node{n, "", "", {}});
+                }
+            }
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "preflight certify: %s\n", e.what());
+            return k_exit_usage;
+        }
+        if (options.nodes.empty()) {
+            std::printf("no node carries the %s taint: nothing to certify\n",
+                        std::string(k8s::k_uncertified_key).c_str());
+            return 0;
+        }
+        if (!a.advertise.empty()) {
+            options.config.controller.advertise = a.advertise;
+        }
+        if (!a.listen.empty()) {
+            options.config.controller.listen = a.listen;
+        }
+        if (a.port >= 0) {
+            options.config.controller.port = a.port;
+        }
+        options.launcher = a.launcher;
+        options.report_dir =
+            a.report_dir.empty() ? "preflight-reports/" + make_run_id() : a.report_dir;
+        options.agent_path = agent_next_to_us();
+        options.token_file = a.token_file;
+        options.log_level = log_level;
+        options.log_json = log_json;
+        options.progress = false;
+        try {
+            report = run_preflight(options);
+        } catch (const core::ConfigError& e) {
+            std::fprintf(stderr, "preflight certify: %s\n", e.what());
+            return k_exit_usage;
+        }
+        std::fprintf(stderr, "report: %s/report.json\n", options.report_dir.c_str());
+    }
+
+    auto decisions = k8s::certify_nodes(&client, report, a.apply);
+    int certified = 0;
+    bool any_error = false;
+    for (const auto& d : decisions) {
+        std::string state = d.certified ? "certified" : "kept uncertified";
+        if (!d.error.empty()) {
+            state += " (not applied: " + d.error + ")";
+            any_error = true;
+        } else if (!a.apply) {
+            state += " (dry run)";
+        }
+        std::printf("%-24s %s%s%s\n", d.node.c_str(), state.c_str(), d.reason.empty() ? "" : ": ",
+                    d.reason.c_str());
+        certified += d.certified ? 1 : 0;
+    }
+    std::printf("%d of %zu nodes certified%s\n", certified, decisions.size(),
+                a.apply ? "" : "; nothing changed (dry run: add --apply)");
+    if (any_error) {
+        return 4;
+    }
+    return certified == static_cast<int>(decisions.size()) ? 0 : 1;
+}
+
+}  // namespace
+
+std::shared_ptr<K8sCommands> add_k8s_commands(CLI::App& app) {
+    auto c = std::make_shared<K8sCommands>();
+    c->certify = app.add_subcommand(
+        "certify", "certify reimaged nodes: run the checks, then untaint the nodes that pass");
+    auto* cmd = c->certify;
+    cmd->add_flag("--k8s", c->k8s,
+                  "Kubernetes: remove preflight.dev/uncertified:NoSchedule from passing nodes");
+    cmd->add_option("--nodes", c->nodes,
+                    "nodes to certify (default with --k8s: the nodes tainted uncertified)");
+    cmd->add_option("--report", c->report, "decide from a saved report.json instead of a run")
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--config", c->config, "run configuration YAML (k8s: section)")
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--launcher", c->launcher, "k8s, local or connect")
+        ->check(CLI::IsMember({"k8s", "local", "connect"}))
+        ->capture_default_str();
+    cmd->add_option("--report-dir", c->report_dir, "report directory");
+    cmd->add_option("--advertise", c->advertise, "address agents dial to reach us");
+    cmd->add_option("--listen", c->listen, "address to listen on");
+    cmd->add_option("--port", c->port, "port to listen on");
+    cmd->add_option("--token-file", c->token_file, "shared token for --launcher connect");
+    cmd->add_flag("--apply", c->apply, "change the Nodes (default: print the decisions only)");
+    return c;
+}
+
+std::optional<int> run_k8s_commands(const K8sCommands& commands, const std::string& log_level,
+                                    bool log_json) {
+    if (commands.certify != nullptr && commands.certify->parsed()) {
+        return do_certify(commands, log_level, log_json);
+    }
+    return std::nullopt;
+}
+
+}  // namespace preflight::controller

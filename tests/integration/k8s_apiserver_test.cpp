@@ -1,0 +1,634 @@
+// Kubernetes sink, certification and Indexed Job launcher against the local API-server stand-in
+// (tests/k8s_apiserver/apiserver.py: HTTPS with a CA made here by the openssl CLI, bearer tokens,
+// RBAC, real JSON/merge/strategic patches, resourceVersion conflicts), cross-checked with the real
+// kubectl: what kubectl sees after preflight acts is what preflight meant.
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <nlohmann/json.hpp>
+
+#include "controller/actions.hpp"
+#include "controller/k8s/certify.hpp"
+#include "controller/k8s/client.hpp"
+#include "controller/k8s/job_launcher.hpp"
+#include "controller/k8s/node_sink.hpp"
+#include "controller/report_json.hpp"
+#include "core/atomic_file.hpp"
+#include "core/auth.hpp"
+#include "core/process.hpp"
+
+namespace preflight::controller::k8s {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const std::string k_src = PREFLIGHT_SOURCE_DIR;
+const std::string k_bin = std::string(PREFLIGHT_BINARY_DIR) + "/bin";
+constexpr const char* k_token = "controller-token-0123456789";
+constexpr const char* k_limited = "limited-token-0123456789";
+constexpr const char* k_admin = "admin-token-0123456789";
+
+core::ProcessResult run(const std::vector<std::string>& argv, int timeout_s = 30) {
+    core::ProcessOptions o;
+    o.timeout = std::chrono::seconds(timeout_s);
+    auto r = core::run_process(argv, o);
+    EXPECT_TRUE(r) << argv[0] << ": " << (r ? "" : r.error().message);
+    return r ? *r : core::ProcessResult{};
+}
+
+bool have_kubectl() {
+    auto r = core::run_process({"kubectl", "version", "--client"}, {});
+    return r && r->ok();
+}
+
+class K8sApiServer : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() {
+        s_dir = fs::temp_directory_path() / ("pf-k8s-" + std::to_string(::getpid()));
+        fs::remove_all(s_dir);
+        fs::create_directories(s_dir);
+        const std::string d = s_dir.string();
+        std::ofstream(s_dir / "san.ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
+        std::ofstream(s_dir / "ca.ext") << "basicConstraints=critical,CA:TRUE\n"
+                                           "keyUsage=critical,keyCertSign,cRLSign\n";
+        // A CA and a server certificate for 127.0.0.1, both EC P-256 (quick to make).
+        for (const auto& argv : std::vector<std::vector<std::string>>{
+                 {"openssl",
+                  "req",
+                  "-x509",
+                  "-newkey",
+                  "ec",
+                  "-pkeyopt",
+                  "ec_paramgen_curve:prime256v1",
+                  "-nodes",
+                  "-keyout",
+                  d + "/ca.key",
+                  "-out",
+                  d + "/ca.crt",
+                  "-days",
+                  "2",
+                  "-subj",
+                  "/CN=preflight-test-ca",
+                  "-addext",
+                  "basicConstraints=critical,CA:TRUE",
+                  "-addext",
+                  "keyUsage=critical,keyCertSign,cRLSign"},
+                 {"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                  "-nodes", "-keyout", d + "/server.key", "-out", d + "/server.csr", "-subj",
+                  "/CN=127.0.0.1"},
+                 {"openssl", "x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.crt",
+                  "-CAkey", d + "/ca.key", "-CAcreateserial", "-out", d + "/server.crt", "-days",
+                  "2", "-extfile", d + "/san.ext"},
+                 // A second CA that signed nothing: verification against it must fail.
+                 {"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                  "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", d + "/other.key", "-out",
+                  d + "/other.crt", "-days", "2", "-subj", "/CN=other-ca"},
+             }) {
+            auto r = run(argv);
+            ASSERT_TRUE(r.ok()) << r.output;
+        }
+    }
+    static void TearDownTestSuite() { fs::remove_all(s_dir); }
+
+    void SetUp() override {
+        m_dir = s_dir / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+        fs::create_directories(m_dir);
+        const std::string port_file = (m_dir / "port").string();
+        auto child = core::ChildProcess::spawn(
+            {"python3", k_src + "/tests/k8s_apiserver/apiserver.py", "--cert",
+             (s_dir / "server.crt").string(), "--key", (s_dir / "server.key").string(), "--token",
+             k_token, "--limited-token", std::string(k_limited) + ":get/nodes,list/nodes",
+             "--admin-token", k_admin, "--port-file", port_file},
+            {}, (m_dir / "apiserver.log").string());
+        ASSERT_TRUE(child) << child.error().message;
+        m_server = std::move(child.value());
+        for (int i = 0; i < 100 && !fs::exists(port_file); ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        ASSERT_TRUE(fs::exists(port_file)) << "the API server stand-in did not start";
+        std::ifstream(port_file) >> m_port;
+        m_kubeconfig = write_kubeconfig("kubeconfig", k_token, (s_dir / "ca.crt").string());
+        m_admin = std::make_unique<Client>(cluster(k_admin), ClientOptions{});
+        m_client = std::make_unique<Client>(cluster(k_token), ClientOptions{});
+        for (const char* n : {"n1", "n2", "n3"}) {
+            add_node(n);
+        }
+    }
+
+    void TearDown() override { m_server.terminate(std::chrono::milliseconds(500)); }
+
+    std::string server_url() const { return "https://127.0.0.1:" + std::to_string(m_port); }
+
+    ClusterConfig cluster(const std::string& token) const {
+        ClusterConfig c;
+        c.server = server_url();
+        c.ca_file = (s_dir / "ca.crt").string();
+        c.token = token;
+        c.source = "test";
+        return c;
+    }
+
+    std::string write_kubeconfig(const std::string& name, const std::string& token,
+                                 const std::string& ca, const std::string& extra = {}) const {
+        const fs::path path = m_dir / name;
+        std::ofstream(path) << "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+                               "clusters:\n- name: standin\n  cluster:\n    server: "
+                            << server_url() << "\n    certificate-authority: " << ca << "\n"
+                            << extra
+                            << "contexts:\n- name: test\n  context: {cluster: standin, user: pf, "
+                               "namespace: preflight}\n"
+                               "users:\n- name: pf\n  user:\n    token: "
+                            << token << "\n";
+        ::chmod(path.c_str(), 0600);
+        return path.string();
+    }
+
+    void add_node(const std::string& name, const json& taints = json::array()) {
+        json body = {{"name", name}};
+        if (!taints.empty()) {
+            body["taints"] = taints;
+        }
+        auto r = m_admin->post("/_test/nodes", body, Access{"create", "test nodes", "", ""});
+        ASSERT_TRUE(r) << r.error().message;
+    }
+
+    json requests() {
+        auto r = m_admin->get("/_test/requests", Access{"get", "requests", "", ""});
+        EXPECT_TRUE(r) << r.error().message;
+        return r ? (*r)["items"] : json::array();
+    }
+
+    int count_requests(const std::string& method, const std::string& prefix) {
+        int n = 0;
+        for (const auto& r : requests()) {
+            if (r["method"] == method && r["path"].get<std::string>().rfind(prefix, 0) == 0) {
+                ++n;
+            }
+        }
+        return n;
+    }
+
+    // What the real kubectl sees.
+    json kubectl_json(const std::vector<std::string>& args) {
+        std::vector<std::string> argv = {"kubectl", "--kubeconfig", m_kubeconfig};
+        argv.insert(argv.end(), args.begin(), args.end());
+        argv.insert(argv.end(), {"-o", "json"});
+        auto r = run(argv);
+        EXPECT_TRUE(r.ok()) << r.output;
+        try {
+            return json::parse(r.output);
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << "kubectl output is not JSON: " << r.output;
+            return json::object();
+        }
+    }
+    std::string kubectl_text(const std::vector<std::string>& args) {
+        std::vector<std::string> argv = {"kubectl", "--kubeconfig", m_kubeconfig};
+        argv.insert(argv.end(), args.begin(), args.end());
+        auto r = run(argv);
+        EXPECT_TRUE(r.ok()) << r.output;
+        return r.output;
+    }
+
+    static json taint_of(const json& node, const std::string& key) {
+        for (const auto& t : node["spec"].value("taints", json::array())) {
+            if (t["key"] == key) {
+                return t;
+            }
+        }
+        return nullptr;
+    }
+
+    static RunReport report_with(const std::map<std::string, core::Verdict>& verdicts) {
+        RunReport r;
+        r.run_id = "20260101T000000Z-abc123";
+        for (const auto& [name, v] : verdicts) {
+            NodeReport n;
+            n.name = name;
+            n.verdict = v;
+            NodeCheck c;
+            c.check = "collective.gloo_allreduce";
+            c.verdict = v;
+            c.metrics = {{"busbw_gbps", v == core::Verdict::fail ? 5.0 : 11.5}};
+            c.median = 11.5;
+            c.threshold = 10.35;
+            n.checks.push_back(c);
+            if (v == core::Verdict::error) {
+                n.reasons.push_back("unreachable: agent did not connect within 30 s");
+                n.checks[0].metrics.clear();
+            }
+            r.nodes.push_back(n);
+        }
+        return r;
+    }
+
+    static inline fs::path s_dir;
+    fs::path m_dir;
+    core::ChildProcess m_server;
+    int m_port = 0;
+    std::string m_kubeconfig;
+    std::unique_ptr<Client> m_admin;
+    std::unique_ptr<Client> m_client;
+};
+
+TEST_F(K8sApiServer, TaintLabelEventRoundTripAsKubectlSeesIt) {
+    if (!have_kubectl()) {
+        GTEST_SKIP() << "kubectl not installed (scripts/install_deps.sh installs it)";
+    }
+    RunReport report = report_with({{"n1", core::Verdict::fail}, {"n2", core::Verdict::pass}});
+    core::ActionsConfig actions;
+    actions.targets = {"k8s"};
+    actions.max_action_fraction = 1.0;
+    plan_actions(report, actions);
+    ASSERT_EQ(report.actions.size(), 1u);
+    core::KubernetesConfig cfg;
+    cfg.kubeconfig = m_kubeconfig;
+    core::SystemCommandRunner runner;
+    apply_actions(report, runner, std::chrono::seconds(5), make_action_sink(cfg));
+    ASSERT_TRUE(report.actions[0].applied) << report.actions[0].error;
+
+    json n1 = kubectl_json({"get", "node", "n1"});
+    json t = taint_of(n1, "preflight.dev/degraded");
+    ASSERT_FALSE(t.is_null()) << n1.dump(2);
+    EXPECT_EQ(t["value"], "collective.gloo_allreduce");
+    EXPECT_EQ(t["effect"], "NoSchedule");
+    EXPECT_EQ(n1["metadata"]["labels"]["preflight.dev/status"], "fail");
+    EXPECT_EQ(n1["metadata"]["labels"]["preflight.dev/busbw-gbps"], "5");
+    EXPECT_EQ(n1["metadata"]["annotations"]["preflight.dev/reason"], report.actions[0].reason);
+    json n2 = kubectl_json({"get", "node", "n2"});
+    EXPECT_TRUE(taint_of(n2, "preflight.dev/degraded").is_null());
+    EXPECT_FALSE(n2["metadata"]["labels"].contains("preflight.dev/status"));
+
+    // The Event is attached to the Node the way kubectl describe looks for it.
+    const std::string described = kubectl_text({"describe", "node", "n1"});
+    EXPECT_NE(described.find("preflight.dev/degraded=collective.gloo_allreduce:NoSchedule"),
+              std::string::npos)
+        << described;
+    EXPECT_NE(described.find("PreflightFailed"), std::string::npos) << described;
+    EXPECT_NE(described.find("busbw_gbps 5"), std::string::npos) << described;
+
+    // Applying again changes nothing (no second PATCH), and the node passing later untaints it.
+    const int patches = count_requests("PATCH", "/api/v1/nodes/n1");
+    apply_actions(report, runner, std::chrono::seconds(5), make_action_sink(cfg));
+    report.actions[0].applied = false;
+    apply_actions(report, runner, std::chrono::seconds(5), make_action_sink(cfg));
+    EXPECT_EQ(count_requests("PATCH", "/api/v1/nodes/n1"), patches);
+
+    auto passed = certify_nodes(m_client.get(), report_with({{"n1", core::Verdict::pass}}), true);
+    ASSERT_TRUE(passed[0].applied) << passed[0].error;
+    n1 = kubectl_json({"get", "node", "n1"});
+    EXPECT_TRUE(taint_of(n1, "preflight.dev/degraded").is_null()) << n1.dump(2);
+    EXPECT_EQ(n1["metadata"]["labels"]["preflight.dev/status"], "pass");
+    EXPECT_FALSE(n1["metadata"]["annotations"].contains("preflight.dev/owned-taints"));
+    EXPECT_FALSE(n1["metadata"]["annotations"].contains("preflight.dev/reason"));
+}
+
+TEST_F(K8sApiServer, ConflictIsRetriedAndWinsKeepingTheOtherWritersTaint) {
+    if (!have_kubectl()) {
+        GTEST_SKIP() << "kubectl not installed";
+    }
+    // Between our read and our write an operator taints the node: our patch, carrying the
+    // resourceVersion we read, gets 409; we read again and write both taints.
+    json other = {{"key", "example.com/maintenance"}, {"value", "bios"}, {"effect", "NoSchedule"}};
+    ASSERT_TRUE(m_admin->post("/_test/concurrent", {{"node", "n2"}, {"taint", other}},
+                              Access{"create", "concurrent", "", ""}));
+    NodeSink sink(*m_client);
+    NodeChange change;
+    change.node = "n2";
+    change.set_taint = Taint{"preflight.dev/degraded", "link.netdev", "NoSchedule"};
+    auto out = sink.apply(change);
+    ASSERT_TRUE(out) << out.error().message;
+    EXPECT_EQ(out->attempts, 2);
+    json n2 = kubectl_json({"get", "node", "n2"});
+    EXPECT_EQ(taint_of(n2, "example.com/maintenance"), other) << n2.dump(2);
+    EXPECT_EQ(taint_of(n2, "preflight.dev/degraded")["value"], "link.netdev");
+    int conflicts = 0;
+    for (const auto& r : requests()) {
+        conflicts += r["method"] == "PATCH" && r["path"] == "/api/v1/nodes/n2" ? 1 : 0;
+    }
+    EXPECT_EQ(conflicts, 2);
+}
+
+TEST_F(K8sApiServer, ForbiddenNamesTheMissingRbacVerbAndUnauthorizedIsClear) {
+    NodeChange change;
+    change.node = "n1";
+    change.set_taint = Taint{"preflight.dev/degraded", "x", "NoSchedule"};
+    Client limited(cluster(k_limited), ClientOptions{});
+    auto out = NodeSink(limited).apply(change);
+    ASSERT_FALSE(out);
+    const std::string& msg = out.error().message;
+    EXPECT_NE(msg.find("HTTP 403"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("cannot patch resource \"nodes\""), std::string::npos) << msg;
+    EXPECT_NE(msg.find("grant verb 'patch' on resource 'nodes'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("ClusterRole"), std::string::npos) << msg;
+
+    Client wrong(cluster("not-a-token"), ClientOptions{});
+    auto denied = wrong.get("/api/v1/nodes", Access{"list", "nodes", "", ""});
+    ASSERT_FALSE(denied);
+    EXPECT_NE(denied.error().message.find("HTTP 401"), std::string::npos) << denied.error().message;
+    EXPECT_EQ(denied.error().message.find("not-a-token"), std::string::npos) << "token leaked";
+}
+
+TEST_F(K8sApiServer, RetriesServerErrorsAndTooManyRequestsThenGivesUp) {
+    ASSERT_TRUE(m_admin->post(
+        "/_test/faults",
+        {{"method", "GET"}, {"path", "/api/v1/nodes/n3"}, {"status", 503}, {"count", 2}},
+        Access{"create", "faults", "", ""}));
+    ASSERT_TRUE(m_admin->post(
+        "/_test/faults",
+        {{"method", "GET"}, {"path", "/api/v1/nodes/n3"}, {"status", 429}, {"count", 1}},
+        Access{"create", "faults", "", ""}));
+    ClientOptions quick;
+    quick.backoff = std::chrono::milliseconds(20);
+    Client c(cluster(k_token), quick);
+    const auto start = std::chrono::steady_clock::now();
+    auto node = c.get("/api/v1/nodes/n3", Access{"get", "nodes", "", ""});
+    ASSERT_TRUE(node) << node.error().message;
+    EXPECT_EQ((*node)["metadata"]["name"], "n3");
+    EXPECT_EQ(count_requests("GET", "/api/v1/nodes/n3"), 4);
+    // The 429 came with Retry-After: 1, which the client honours.
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
+
+    ASSERT_TRUE(m_admin->post(
+        "/_test/faults",
+        {{"method", "GET"}, {"path", "/api/v1/nodes/n1"}, {"status", 500}, {"count", 10}},
+        Access{"create", "faults", "", ""}));
+    quick.max_retries = 2;
+    Client c2(cluster(k_token), quick);
+    auto failed = c2.get("/api/v1/nodes/n1", Access{"get", "nodes", "", ""});
+    ASSERT_FALSE(failed);
+    EXPECT_NE(failed.error().message.find("HTTP 500"), std::string::npos);
+    EXPECT_EQ(count_requests("GET", "/api/v1/nodes/n1"), 3);  // first try + 2 retries
+}
+
+TEST_F(K8sApiServer, TlsIsAlwaysVerified) {
+    ClusterConfig other = cluster(k_token);
+    other.ca_file = (s_dir / "other.crt").string();
+    Client c(other, ClientOptions{});
+    auto r = c.get("/api/v1/nodes", Access{"list", "nodes", "", ""});
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("certificate"), std::string::npos) << r.error().message;
+    EXPECT_EQ(count_requests("GET", "/api/v1/nodes"), 0);
+
+    const std::string insecure = write_kubeconfig("insecure", k_token, (s_dir / "ca.crt").string(),
+                                                  "    insecure-skip-tls-verify: true\n");
+    auto refused = load_cluster_config(insecure);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("always verifies TLS"), std::string::npos);
+
+    // The CA given inline (certificate-authority-data) works as the file does.
+    std::ifstream ca(s_dir / "ca.crt");
+    std::string pem((std::istreambuf_iterator<char>(ca)), {});
+    auto parsed = load_cluster_config(m_kubeconfig);
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    parsed->ca_file.clear();
+    parsed->ca_pem = pem;
+    Client inline_ca(*parsed, ClientOptions{});
+    EXPECT_TRUE(inline_ca.get("/api/v1/nodes", Access{"list", "nodes", "", ""}));
+    EXPECT_EQ(parsed->namespace_name, "preflight");
+}
+
+TEST_F(K8sApiServer, OperatorTaintsAreNeverRemovedAndCertifyUntaintsOnlyPassingNodes) {
+    if (!have_kubectl()) {
+        GTEST_SKIP() << "kubectl not installed";
+    }
+    // Reimaged nodes join uncertified; an operator also put our key on n3 by hand (kubectl taint
+    // sends a strategic merge patch) and a maintenance taint on n1.
+    for (const char* n : {"n1", "n2", "n3"}) {
+        auto r = run({"kubectl", "--kubeconfig", m_kubeconfig, "taint", "node", n,
+                      "preflight.dev/uncertified=:NoSchedule"});
+        ASSERT_TRUE(r.ok()) << r.output;
+    }
+    ASSERT_TRUE(run({"kubectl", "--kubeconfig", m_kubeconfig, "taint", "node", "n1",
+                     "example.com/maintenance=bios:NoSchedule"})
+                    .ok());
+    ASSERT_TRUE(run({"kubectl", "--kubeconfig", m_kubeconfig, "taint", "node", "n3",
+                     "preflight.dev/degraded=manual:NoSchedule"})
+                    .ok());
+    auto listed = uncertified_nodes(*m_client);
+    ASSERT_TRUE(listed);
+    EXPECT_EQ(*listed, (std::vector<std::string>{"n1", "n2", "n3"}));
+
+    RunReport report = report_with(
+        {{"n1", core::Verdict::pass}, {"n2", core::Verdict::fail}, {"n3", core::Verdict::pass}});
+    const fs::path saved = m_dir / "report.json";
+    ASSERT_TRUE(core::write_file_atomic(saved.string(), render_json(report)));
+    const std::string config = (m_dir / "config.yaml").string();
+    std::ofstream(config) << "k8s: {kubeconfig: " << m_kubeconfig << "}\n";
+
+    // Dry run: decisions printed, nothing sent (the 5 PATCHes so far are kubectl's taints).
+    const int patches_before = count_requests("PATCH", "/api/v1/nodes");
+    ASSERT_EQ(patches_before, 5);
+    auto dry = run(
+        {k_bin + "/preflight", "certify", "--k8s", "--report", saved.string(), "--config", config});
+    EXPECT_EQ(dry.exit_code, 1) << dry.output;  // n2 not certified
+    EXPECT_NE(dry.output.find("dry run"), std::string::npos) << dry.output;
+    EXPECT_EQ(count_requests("PATCH", "/api/v1/nodes"), patches_before);
+    EXPECT_EQ(count_requests("POST", "/api/v1/namespaces/default/events"), 0);
+
+    auto applied = run({k_bin + "/preflight", "certify", "--k8s", "--report", saved.string(),
+                        "--config", config, "--apply"});
+    EXPECT_EQ(applied.exit_code, 1) << applied.output;
+    EXPECT_NE(applied.output.find("2 of 3 nodes certified"), std::string::npos) << applied.output;
+
+    json n1 = kubectl_json({"get", "node", "n1"});
+    EXPECT_TRUE(taint_of(n1, "preflight.dev/uncertified").is_null()) << n1.dump(2);
+    EXPECT_FALSE(taint_of(n1, "example.com/maintenance").is_null()) << "operator taint removed";
+    json n2 = kubectl_json({"get", "node", "n2"});
+    json kept = taint_of(n2, "preflight.dev/uncertified");
+    ASSERT_FALSE(kept.is_null()) << n2.dump(2);
+    EXPECT_EQ(kept["value"], "collective.gloo_allreduce");
+    EXPECT_NE(n2["metadata"]["annotations"]["preflight.dev/reason"].get<std::string>().find(
+                  "preflight: collective.gloo_allreduce busbw_gbps 5"),
+              std::string::npos)
+        << n2.dump(2);
+    EXPECT_EQ(n2["metadata"]["labels"]["preflight.dev/status"], "fail");
+    json n3 = kubectl_json({"get", "node", "n3"});
+    EXPECT_TRUE(taint_of(n3, "preflight.dev/uncertified").is_null());
+    EXPECT_EQ(taint_of(n3, "preflight.dev/degraded")["value"], "manual")
+        << "a preflight.dev/degraded taint preflight did not set was removed";
+    const std::string described = kubectl_text({"describe", "node", "n2"});
+    EXPECT_NE(described.find("PreflightNotCertified"), std::string::npos) << described;
+}
+
+TEST_F(K8sApiServer, IndexedJobPerNodeAffinityPodFailuresAndCleanup) {
+    if (!have_kubectl()) {
+        GTEST_SKIP() << "kubectl not installed";
+    }
+    // n4 is tainted by an operator: the agents tolerate only our taints, so its pod stays Pending.
+    add_node("n4", json::array({{{"key", "example.com/broken"}, {"effect", "NoSchedule"}}}));
+    add_node("n9");  // not in the run: no pod may land there
+    auto client = std::make_shared<Client>(cluster(k_token), ClientOptions{});
+    K8sJobLauncher launcher(client);
+    LaunchContext ctx;
+    ctx.token = "run-token-abc";
+    ctx.run_id = "20260101T000000Z-ABC123";
+    ctx.k8s.namespace_name = "preflight";
+    ctx.k8s.image = "registry.example/preflight:test";
+    ctx.agent_args = {"--log-level", "info"};
+    std::vector<core::Node> nodes;
+    for (const char* n : {"n1", "n2", "n3", "n4"}) {
+        nodes.push_back(core::Node{n, "", "", {}});
+        ctx.dial_address[n] = "10.1.2.3:4567";
+    }
+    auto failed = launcher.start(nodes, ctx);
+    ASSERT_TRUE(failed.empty()) << failed.begin()->second;
+    const std::string job_name = launcher.job_name();
+    EXPECT_EQ(job_name, "preflight-20260101t000000z-abc123");
+
+    json job = kubectl_json({"get", "job", job_name, "-n", "preflight"});
+    EXPECT_EQ(job["spec"]["completionMode"], "Indexed");
+    EXPECT_EQ(job["spec"]["completions"], 4);
+    EXPECT_EQ(job["spec"]["parallelism"], 4);
+    const json pod = job["spec"]["template"]["spec"];
+    EXPECT_EQ(pod["hostNetwork"], true);
+    const json fields =
+        pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+           ["nodeSelectorTerms"][0]["matchFields"][0];
+    EXPECT_EQ(fields["key"], "metadata.name");
+    EXPECT_EQ(fields["values"], json({"n1", "n2", "n3", "n4"}));
+    EXPECT_EQ(pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                 [0]["topologyKey"],
+              "kubernetes.io/hostname");
+    EXPECT_EQ(pod["containers"][0]["volumeMounts"][0]["mountPath"], "/sys");
+    EXPECT_EQ(pod["containers"][0]["volumeMounts"][0]["readOnly"], true);
+    EXPECT_EQ(pod["containers"][0]["command"],
+              json({"preflight-agent", "--controller", "10.1.2.3:4567", "--node", "$(NODE_NAME)",
+                    "--log-level", "info"}));
+    EXPECT_EQ(job.dump().find("run-token-abc"), std::string::npos) << "token in the Job spec";
+    std::set<std::string> tolerated;
+    for (const auto& t : pod["tolerations"]) {
+        tolerated.insert(t["key"].get<std::string>());
+    }
+    EXPECT_EQ(tolerated,
+              (std::set<std::string>{"preflight.dev/degraded", "preflight.dev/uncertified"}));
+
+    // One pod per node, none on n4 (untolerated taint) or n9 (not in the run).
+    json pods =
+        kubectl_json({"get", "pods", "-n", "preflight", "-l", "preflight.dev/run=" + job_name});
+    std::map<std::string, int> per_node;
+    int pending = 0;
+    for (const auto& p : pods["items"]) {
+        const std::string n = p["spec"].value("nodeName", std::string());
+        n.empty() ? ++pending : ++per_node[n];
+    }
+    EXPECT_EQ(per_node, (std::map<std::string, int>{{"n1", 1}, {"n2", 1}, {"n3", 1}}));
+    EXPECT_EQ(pending, 1);
+
+    // The image cannot be pulled on n2: that node is reported at once, the others are not.
+    EXPECT_TRUE(launcher.exited().empty());
+    ASSERT_TRUE(m_admin->post(
+        "/_test/pod-status",
+        {{"node", "n2"},
+         {"waiting",
+          {{"reason", "ImagePullBackOff"},
+           {"message", "Back-off pulling image \"registry.example/preflight:test\""}}}},
+        Access{"create", "pod status", "", ""}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the launcher polls each second
+    auto exited = launcher.exited();
+    ASSERT_EQ(exited.size(), 1u);
+    EXPECT_NE(exited["n2"].find("ImagePullBackOff"), std::string::npos) << exited["n2"];
+
+    launcher.stop();
+    auto jobs = kubectl_json({"get", "jobs", "-n", "preflight"});
+    EXPECT_TRUE(jobs["items"].empty()) << jobs.dump(2);
+    auto left = kubectl_json({"get", "pods", "-n", "preflight"});
+    EXPECT_TRUE(left["items"].empty()) << "pods orphaned: " << left.dump(2);
+    auto secret = m_client->get("/api/v1/namespaces/preflight/secrets/" + job_name,
+                                Access{"get", "secrets", "", "preflight"});
+    EXPECT_FALSE(secret) << "token Secret left behind";
+}
+
+// `preflight run --launcher k8s` end to end: the controller creates the Job; this test plays the
+// kubelet for the pods the stand-in scheduled, starting the real agent with the Job's own command
+// (and $(NODE_NAME) expanded) and the token from the run's Secret. n2's image cannot be pulled.
+TEST_F(K8sApiServer, RunWithK8sLauncherEndToEnd) {
+    const std::string config = (m_dir / "config.yaml").string();
+    std::ofstream(config) << "checks: [link.netdev]\n"
+                             "deadlines: {connect_s: 20}\n"
+                             "actions: {targets: [k8s]}\n"
+                             "k8s: {kubeconfig: "
+                          << m_kubeconfig << ", image: preflight:test}\n";
+    auto controller = core::ChildProcess::spawn(
+        {k_bin + "/preflight", "run", "--nodes", "n[1-3]", "--launcher", "k8s", "--config", config,
+         "--listen", "127.0.0.1", "--advertise", "127.0.0.1", "--report-dir",
+         (m_dir / "report").string(), "--no-progress"},
+        {}, (m_dir / "controller.log").string());
+    ASSERT_TRUE(controller) << controller.error().message;
+
+    const std::string ns = "/api/v1/namespaces/preflight";
+    json pods;
+    for (int i = 0; i < 200; ++i) {
+        auto r = m_client->get(ns + "/pods", Access{"list", "pods", "", "preflight"});
+        if (r && (*r)["items"].size() == 3) {
+            pods = (*r)["items"];
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_EQ(pods.size(), 3u) << "the controller created no Job";
+    ASSERT_TRUE(m_admin->post(
+        "/_test/pod-status",
+        {{"node", "n2"},
+         {"waiting", {{"reason", "ImagePullBackOff"}, {"message", "Back-off pulling image"}}}},
+        Access{"create", "pod status", "", ""}));
+    std::vector<core::ChildProcess> agents;
+    for (const auto& pod : pods) {
+        const std::string node = pod["spec"]["nodeName"];
+        if (node == "n2") {
+            continue;
+        }
+        const json& c = pod["spec"]["containers"][0];
+        const std::string secret_name = c["env"][1]["valueFrom"]["secretKeyRef"]["name"];
+        auto secret = m_client->get(ns + "/secrets/" + secret_name,
+                                    Access{"get", "secrets", "", "preflight"});
+        ASSERT_TRUE(secret) << secret.error().message;
+        auto token = core::base64_decode((*secret)["data"]["PREFLIGHT_TOKEN"].get<std::string>());
+        ASSERT_TRUE(token);
+        std::vector<std::string> argv;
+        for (const auto& a : c["command"]) {
+            std::string arg = a;
+            if (arg == "$(NODE_NAME)") {
+                arg = node;
+            }
+            argv.push_back(argv.empty() ? k_bin + "/" + arg : arg);
+        }
+        auto agent = core::ChildProcess::spawn(
+            argv, {{"PREFLIGHT_TOKEN", std::string(token->begin(), token->end())}},
+            (m_dir / (node + ".log")).string());
+        ASSERT_TRUE(agent) << agent.error().message;
+        agents.push_back(std::move(agent.value()));
+    }
+    ASSERT_TRUE(controller->wait_for(std::chrono::seconds(60)));
+    EXPECT_EQ(WEXITSTATUS(*controller->exit_status()), 4);  // n2 could not be judged
+
+    std::ifstream in(m_dir / "report" / "report.json");
+    auto report = json::parse(in);
+    std::map<std::string, json> nodes;
+    for (const auto& n : report.at("nodes")) {
+        nodes[n.at("name").get<std::string>()] = n;
+    }
+    EXPECT_NE(nodes.at("n1").at("verdict"), "error") << nodes.at("n1").dump();
+    EXPECT_NE(nodes.at("n3").at("verdict"), "error") << nodes.at("n3").dump();
+    EXPECT_EQ(nodes.at("n2").at("verdict"), "error");
+    EXPECT_NE(nodes.at("n2").at("reasons").dump().find("ImagePullBackOff"), std::string::npos)
+        << nodes.at("n2").dump();
+    // Cleaned up: no Job, no pods, no Secret.
+    auto jobs = m_client->get("/apis/batch/v1/namespaces/preflight/jobs",
+                              Access{"list", "jobs", "batch", "preflight"});
+    ASSERT_TRUE(jobs);
+    EXPECT_TRUE((*jobs)["items"].empty());
+    auto left = m_client->get(ns + "/pods", Access{"list", "pods", "", "preflight"});
+    ASSERT_TRUE(left);
+    EXPECT_TRUE((*left)["items"].empty());
+    EXPECT_EQ(count_requests("DELETE", ns + "/secrets/"), 1);
+}
+
+}  // namespace
+}  // namespace preflight::controller::k8s
