@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "controller/cli_slurm.hpp"
 #include "controller/demo.hpp"
 #include "controller/fabric.hpp"
 #include "controller/job_impact.hpp"
@@ -71,6 +72,7 @@ struct RunArgs {
     std::string agent;
     std::string color = "auto";
     bool no_progress = false;
+    SlurmLaunchOptions slurm;
 };
 
 int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
@@ -112,6 +114,12 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
     options.log_json = log_json;
     options.progress = !args.no_progress;
     options.interrupted = &g_interrupted;
+    options.slurm = args.slurm;
+    if (args.launcher == "slurm") {
+        if (auto rc = prepare_slurm_run(options)) {
+            return *rc;
+        }
+    }
     install_signal_handlers();
 
     RunReport report;
@@ -240,8 +248,8 @@ int preflight_main(int argc, char** argv) {
                     ->check(CLI::ExistingFile);
     auto* hl = run_cmd->add_option("--nodes", run.nodes, "Slurm hostlist, e.g. gpu[001-064]");
     inv->excludes(hl);
-    run_cmd->add_option("--launcher", run.launcher, "local or connect")
-        ->check(CLI::IsMember({"local", "connect"}))
+    run_cmd->add_option("--launcher", run.launcher, "local, connect or slurm (srun)")
+        ->check(CLI::IsMember({"local", "connect", "slurm"}))
         ->capture_default_str();
     run_cmd->add_option("--config", run.config, "run configuration YAML")->check(CLI::ExistingFile);
     run_cmd->add_option("--report-dir", run.report_dir,
@@ -257,6 +265,8 @@ int preflight_main(int argc, char** argv) {
     run_cmd->add_option("--color", run.color, "auto, always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}));
     run_cmd->add_flag("--no-progress", run.no_progress, "no progress lines on stderr");
+    add_slurm_run_options(run_cmd, run.slurm);
+    auto run_slurm_command = add_slurm_commands(app);
 
     DemoArgs demo;
     auto* demo_cmd = app.add_subcommand(
@@ -336,7 +346,13 @@ int preflight_main(int argc, char** argv) {
         return k_exit_usage;
     }
 
+    if (auto rc = run_slurm_command(log_level, log_json)) {
+        return *rc;
+    }
     if (run_cmd->parsed()) {
+        if (run.inventory.empty() && run.nodes.empty() && run.launcher == "slurm") {
+            run.nodes = allocation_nodelist();  // inside an allocation: its nodes
+        }
         if (run.inventory.empty() && run.nodes.empty()) {
             std::fprintf(stderr, "preflight run: give --inventory FILE or --nodes HOSTLIST\n");
             return k_exit_usage;

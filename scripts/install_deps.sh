@@ -19,6 +19,8 @@ packages=(
   iproute2 iperf3 nftables procps python3 bc
   # report tests: HTML screenshot, JUnit schema validation (xmllint), `promtool check metrics`
   chromium fonts-dejavu-core libxml2-utils prometheus
+  # Slurm test bed (scripts/testbed/slurm_up.sh); never slurm-wlm-emulator (it replaces slurmd)
+  slurmctld slurmd slurm-client munge
 )
 
 missing=()
