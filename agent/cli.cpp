@@ -2,11 +2,13 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
 #include "agent/session.hpp"
+#include "agent/standalone.hpp"
 #include "core/auth.hpp"
 #include "core/inventory.hpp"
 #include "core/log.hpp"
@@ -20,8 +22,23 @@ int agent_main(int argc, char** argv) {
     std::string token_file;
     std::string log_level = "info";
     bool log_json = false;
-    app.add_option("--controller", controller, "controller HOST:PORT to dial")->required();
-    app.add_option("--node", options.node, "this node's name in the inventory")->required();
+    app.add_option("--controller", controller, "controller HOST:PORT to dial");
+    app.add_option("--node", options.node,
+                   "this node's name in the inventory (default: $SLURMD_NODENAME under srun)");
+    // Standalone mode (Slurm Prolog): node-local checks without a controller; agent/standalone.hpp.
+    StandaloneOptions standalone;
+    bool is_standalone = false;
+    app.add_flag("--standalone", is_standalone, "run node-local checks without a controller");
+    app.add_option("--profile", standalone.profile, "standalone profile")
+        ->check(CLI::IsMember({"prolog"}));
+    app.add_option("--config", standalone.config, "standalone: run configuration (e.g. a SKU file)")
+        ->check(CLI::ExistingFile);
+    app.add_option("--baseline", standalone.baseline, "standalone: report.json of the last run");
+    app.add_option("--budget-s", standalone.budget_s, "standalone: time budget for all checks")
+        ->capture_default_str();
+    app.add_option("--outcome", standalone.outcome_path, "standalone: write the outcome JSON here");
+    app.add_flag("--drain", standalone.drain, "standalone: on failure drain this node (scontrol)");
+    app.add_option("--scontrol", standalone.scontrol, "standalone: scontrol path");
     app.add_option("--token-file", token_file, "file holding the shared token (mode 600)");
     app.add_option("--sysfs-root", options.sysfs_root, "root for /sys and /proc readers")
         ->capture_default_str();
@@ -40,6 +57,27 @@ int agent_main(int argc, char** argv) {
                                "agent:" + options.node);
         !st) {
         std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
+        return 2;
+    }
+    if (options.node.empty()) {
+        const char* slurm_node = std::getenv("SLURMD_NODENAME");
+        options.node = slurm_node != nullptr ? slurm_node : "";
+    }
+    if (is_standalone) {
+        standalone.node = options.node;
+        standalone.sysfs_root = options.sysfs_root;
+        if (!standalone.node.empty() && !core::valid_node_name(standalone.node)) {
+            std::fprintf(stderr, "preflight-agent: invalid node name '%s'\n",
+                         standalone.node.c_str());
+            return 2;
+        }
+        core::SystemCommandRunner runner;
+        return run_standalone(standalone, runner);
+    }
+    if (controller.empty() || options.node.empty()) {
+        std::fprintf(stderr,
+                     "preflight-agent: give --controller HOST:PORT and --node NAME (or "
+                     "--standalone)\n");
         return 2;
     }
     if (!core::valid_node_name(options.node)) {

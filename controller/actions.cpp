@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "controller/report_terminal.hpp"
+#include "controller/slurm_sink.hpp"
 
 namespace preflight::controller {
 
@@ -68,17 +69,6 @@ const NodeCheck* first_failing_check(const NodeReport& node) {
         }
     }
     return nullptr;
-}
-
-std::string first_line(std::string_view output) {
-    std::size_t start = output.find_first_not_of(" \t\r\n");
-    if (start == std::string_view::npos) {
-        return {};
-    }
-    output.remove_prefix(start);
-    output = output.substr(0, output.find('\n'));
-    // scontrol's messages are short; anything longer is noise in a report field.
-    return one_line(utf8_prefix(output, 256));
 }
 
 }  // namespace
@@ -248,26 +238,9 @@ void apply_actions(RunReport& report, core::CommandRunner& runner,
             continue;
         }
         if (a.sink == "slurm") {
-            if (a.argv.empty()) {
-                a.error = "slurm action without a command";
-                continue;
-            }
-            core::ProcessOptions options;
-            options.timeout = timeout;
-            auto result = runner.run(a.argv, options);
-            if (!result) {
-                a.error = "scontrol: " + one_line(result.error().message);
-                continue;
-            }
-            if (result->ok()) {
-                a.applied = true;
-                a.error.clear();
-                continue;
-            }
-            a.error = "scontrol: " + result->describe();
-            if (std::string line = first_line(result->output); !line.empty()) {
-                a.error += " " + line;
-            }
+            // Checks the node's current reason first: an operator's drain is left alone.
+            apply_slurm_drain(
+                a, SlurmClient{runner, a.argv.empty() ? "scontrol" : a.argv.front(), timeout});
         } else if (a.sink == "k8s") {
             if (k8s_sink) {
                 k8s_sink(report, a);

@@ -12,7 +12,8 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
-#include "controller/cli_k8s.hpp"
+#include "controller/cli_certify.hpp"
+#include "controller/cli_slurm.hpp"
 #include "controller/demo.hpp"
 #include "controller/fabric.hpp"
 #include "controller/job_impact.hpp"
@@ -72,6 +73,7 @@ struct RunArgs {
     std::string agent;
     std::string color = "auto";
     bool no_progress = false;
+    SlurmLaunchOptions slurm;
 };
 
 int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
@@ -113,6 +115,12 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
     options.log_json = log_json;
     options.progress = !args.no_progress;
     options.interrupted = &g_interrupted;
+    options.slurm = args.slurm;
+    if (args.launcher == "slurm") {
+        if (auto rc = prepare_slurm_run(options)) {
+            return *rc;
+        }
+    }
     install_signal_handlers();
 
     RunReport report;
@@ -241,8 +249,8 @@ int preflight_main(int argc, char** argv) {
                     ->check(CLI::ExistingFile);
     auto* hl = run_cmd->add_option("--nodes", run.nodes, "Slurm hostlist, e.g. gpu[001-064]");
     inv->excludes(hl);
-    run_cmd->add_option("--launcher", run.launcher, "local, connect or k8s")
-        ->check(CLI::IsMember({"local", "connect", "k8s"}))
+    run_cmd->add_option("--launcher", run.launcher, "local, connect, slurm (srun) or k8s (Job)")
+        ->check(CLI::IsMember({"local", "connect", "slurm", "k8s"}))
         ->capture_default_str();
     run_cmd->add_option("--config", run.config, "run configuration YAML")->check(CLI::ExistingFile);
     run_cmd->add_option("--report-dir", run.report_dir,
@@ -258,6 +266,8 @@ int preflight_main(int argc, char** argv) {
     run_cmd->add_option("--color", run.color, "auto, always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}));
     run_cmd->add_flag("--no-progress", run.no_progress, "no progress lines on stderr");
+    add_slurm_run_options(run_cmd, run.slurm);
+    auto run_slurm_command = add_slurm_commands(app);
 
     DemoArgs demo;
     auto* demo_cmd = app.add_subcommand(
@@ -324,7 +334,7 @@ int preflight_main(int argc, char** argv) {
     estimate_cmd->add_option("--check", estimate.check,
                              "with --report: the collective check (default: the first)");
 
-    auto k8s_commands = add_k8s_commands(app);  // certify --k8s
+    auto run_certify_command = add_certify_command(app);
 
     try {
         app.parse(argc, argv);
@@ -339,10 +349,16 @@ int preflight_main(int argc, char** argv) {
         return k_exit_usage;
     }
 
-    if (auto rc = run_k8s_commands(*k8s_commands, log_level, log_json)) {
+    if (auto rc = run_certify_command(log_level, log_json)) {
+        return *rc;
+    }
+    if (auto rc = run_slurm_command(log_level, log_json)) {
         return *rc;
     }
     if (run_cmd->parsed()) {
+        if (run.inventory.empty() && run.nodes.empty() && run.launcher == "slurm") {
+            run.nodes = allocation_nodelist();  // inside an allocation: its nodes
+        }
         if (run.inventory.empty() && run.nodes.empty()) {
             std::fprintf(stderr, "preflight run: give --inventory FILE or --nodes HOSTLIST\n");
             return k_exit_usage;

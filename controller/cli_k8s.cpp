@@ -1,7 +1,8 @@
-// `preflight certify --k8s`: which nodes to certify (the ones tainted preflight.dev/uncertified, or
+// `preflight certify --k8s` (the Kubernetes flow of cli_certify): which nodes to certify (the ones
+// tainted preflight.dev/uncertified, or
 // --nodes), a preflight run on them (or a saved --report), then the certification decisions,
 // printed and, with --apply, carried out on the Nodes.
-#include "controller/cli_k8s.hpp"
+#include "controller/cli_certify.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -20,21 +21,6 @@
 
 namespace preflight::controller {
 
-struct K8sCommands {
-    CLI::App* certify = nullptr;
-    bool k8s = false;
-    std::string nodes;
-    std::string report;
-    std::string config;
-    std::string launcher = "k8s";
-    std::string report_dir;
-    std::string advertise;
-    std::string listen;
-    int port = -1;
-    std::string token_file;
-    bool apply = false;
-};
-
 namespace {
 
 constexpr int k_exit_usage = 2;
@@ -45,13 +31,9 @@ std::string agent_next_to_us() {
     return ec ? std::string("preflight-agent") : (self.parent_path() / "preflight-agent").string();
 }
 
-int do_certify(const K8sCommands& a, const std::string& log_level, bool log_json) {
-    if (!a.k8s) {
-        std::fprintf(stderr,
-                     "preflight certify: give --k8s (Slurm certification is `preflight "
-                     "certify --nodes` in the Slurm build)\n");
-        return k_exit_usage;
-    }
+}  // namespace
+
+int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool log_json) {
     core::RunConfig config;
     try {
         auto catalog = plugins::param_catalog();
@@ -151,41 +133,6 @@ int do_certify(const K8sCommands& a, const std::string& log_level, bool log_json
         return 4;
     }
     return certified == static_cast<int>(decisions.size()) ? 0 : 1;
-}
-
-}  // namespace
-
-std::shared_ptr<K8sCommands> add_k8s_commands(CLI::App& app) {
-    auto c = std::make_shared<K8sCommands>();
-    c->certify = app.add_subcommand(
-        "certify", "certify reimaged nodes: run the checks, then untaint the nodes that pass");
-    auto* cmd = c->certify;
-    cmd->add_flag("--k8s", c->k8s,
-                  "Kubernetes: remove preflight.dev/uncertified:NoSchedule from passing nodes");
-    cmd->add_option("--nodes", c->nodes,
-                    "nodes to certify (default with --k8s: the nodes tainted uncertified)");
-    cmd->add_option("--report", c->report, "decide from a saved report.json instead of a run")
-        ->check(CLI::ExistingFile);
-    cmd->add_option("--config", c->config, "run configuration YAML (k8s: section)")
-        ->check(CLI::ExistingFile);
-    cmd->add_option("--launcher", c->launcher, "k8s, local or connect")
-        ->check(CLI::IsMember({"k8s", "local", "connect"}))
-        ->capture_default_str();
-    cmd->add_option("--report-dir", c->report_dir, "report directory");
-    cmd->add_option("--advertise", c->advertise, "address agents dial to reach us");
-    cmd->add_option("--listen", c->listen, "address to listen on");
-    cmd->add_option("--port", c->port, "port to listen on");
-    cmd->add_option("--token-file", c->token_file, "shared token for --launcher connect");
-    cmd->add_flag("--apply", c->apply, "change the Nodes (default: print the decisions only)");
-    return c;
-}
-
-std::optional<int> run_k8s_commands(const K8sCommands& commands, const std::string& log_level,
-                                    bool log_json) {
-    if (commands.certify != nullptr && commands.certify->parsed()) {
-        return do_certify(commands, log_level, log_json);
-    }
-    return std::nullopt;
 }
 
 }  // namespace preflight::controller

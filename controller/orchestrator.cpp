@@ -112,13 +112,15 @@ RunReport run_preflight(const RunOptions& options) {
         report.config["job"] = cfg.job;  // the reports then carry a job-impact section
     }
 
-    auto launcher = make_launcher(options.launcher);
+    std::unique_ptr<Launcher> launcher = options.launcher == "slurm"
+                                             ? std::make_unique<SlurmLauncher>(options.slurm)
+                                             : make_launcher(options.launcher);
     if (!launcher) {
         throw core::ConfigError("unknown launcher '" + options.launcher +
-                                "' (local, connect, k8s)");
+                                "' (local, connect, slurm, k8s)");
     }
     std::string token;
-    if (options.launcher == "local" || options.launcher == "k8s") {
+    if (options.launcher != "connect") {
         token = core::random_hex(32);  // fresh per run, handed to children via the environment
     } else {
         auto loaded = core::load_token(options.token_file);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "controller/run_report.hpp"
+#include "controller/slurm_launcher.hpp"
 #include "core/config.hpp"
 #include "core/model.hpp"
 
@@ -21,8 +22,9 @@ struct RunOptions {
     std::string report_dir;  // agent logs and report files; empty: none written
     std::string json_path;   // also write the JSON report here
     bool apply = false;
-    std::string agent_path;  // preflight-agent for the local launcher
-    std::string token_file;  // connect launcher: the shared token (else from the environment)
+    std::string agent_path;    // preflight-agent for the local launcher
+    std::string token_file;    // connect launcher: the shared token (else from the environment)
+    SlurmLaunchOptions slurm;  // slurm launcher: srun, partition, reservation, allocation
     std::string log_level = "info";
     bool log_json = false;
     bool progress = true;                            // progress lines on stderr while rounds run

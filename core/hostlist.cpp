@@ -142,29 +142,50 @@ std::uint64_t count_names(const std::vector<Segment>& segments) {
     return total;
 }
 
-// Cartesian product of the segments, leftmost bracket outermost (as Slurm orders "a[1-2]b[1-2]").
-void generate(const std::vector<Segment>& segments, std::size_t index, std::string& prefix,
+// Cartesian product of the segments in Slurm's order (scontrol show hostnames, 22.05): the last
+// bracket group varies fastest, then the first, the second, ... and the last-but-one slowest, so
+// "a[1-2]b[1-2]" gives a1b1 a1b2 a2b1 a2b2 and "a[1-2]b[1-2]c[1-2]" gives a1b1c1 a1b1c2 a2b1c1
+// a2b1c2 a1b2c1 ... (checked against scontrol in tests/integration/slurm_hostlist_test.cpp).
+void generate(const std::vector<Segment>& segments, std::string& scratch,
               std::vector<std::string>& out) {
-    if (index == segments.size()) {
-        out.push_back(prefix);
-        return;
+    std::vector<std::size_t> brackets;
+    std::vector<std::vector<std::string>> values(segments.size());
+    for (std::size_t i = 0; i < segments.size(); ++i) {
+        if (!segments[i].is_bracket) {
+            continue;
+        }
+        brackets.push_back(i);
+        for (const auto& r : segments[i].ranges) {
+            for (std::uint64_t n = r.lo;; ++n) {
+                values[i].push_back(pad(n, r.width));
+                if (n == r.hi) {
+                    break;
+                }
+            }
+        }
     }
-    const auto& segment = segments[index];
-    const std::size_t keep = prefix.size();
-    if (!segment.is_bracket) {
-        prefix += segment.literal;
-        generate(segments, index + 1, prefix, out);
-        prefix.resize(keep);
-        return;
+    // Fastest-varying first: the last group, then the others from the left.
+    std::vector<std::size_t> order;
+    if (!brackets.empty()) {
+        order.push_back(brackets.back());
+        order.insert(order.end(), brackets.begin(), brackets.end() - 1);
     }
-    for (const auto& r : segment.ranges) {
-        for (std::uint64_t n = r.lo;; ++n) {
-            prefix += pad(n, r.width);
-            generate(segments, index + 1, prefix, out);
-            prefix.resize(keep);
-            if (n == r.hi) {
+    std::vector<std::size_t> pos(segments.size(), 0);
+    while (true) {
+        scratch.clear();
+        for (std::size_t i = 0; i < segments.size(); ++i) {
+            scratch += segments[i].is_bracket ? values[i][pos[i]] : segments[i].literal;
+        }
+        out.push_back(scratch);
+        std::size_t k = 0;
+        for (; k < order.size(); ++k) {
+            if (++pos[order[k]] < values[order[k]].size()) {
                 break;
             }
+            pos[order[k]] = 0;
+        }
+        if (k == order.size()) {
+            return;
         }
     }
 }
@@ -214,7 +235,7 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view expr) {
         }
         total += count;
         std::string scratch;
-        generate(segments, 0, scratch, names);
+        generate(segments, scratch, names);
         if (i == expr.size()) {
             return names;
         }

@@ -21,6 +21,8 @@ packages=(
   chromium fonts-dejavu-core libxml2-utils prometheus
   # fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes
   clang libclang-rt-14-dev ccache
+  # Slurm test bed (scripts/testbed/slurm_up.sh); never slurm-wlm-emulator (it replaces slurmd)
+  slurmctld slurmd slurm-client munge
 )
 # Kubernetes tests: a real kubectl (Debian's kubernetes-client unless one is installed: both own
 # /usr/bin/kubectl) and node/npm for the manifest schema validator (tests/k8s_manifests).

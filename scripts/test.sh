@@ -9,7 +9,7 @@ bash scripts/install_deps.sh
 bash scripts/build.sh
 build_dir=${PREFLIGHT_BUILD_DIR:-build}
 # Namespaces left by an interrupted earlier run would collide with the tests' own.
-for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^pf(d|t)[0-9]+-' || true); do
+for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^pf(d|t|s)[0-9]+-' || true); do
   ip netns del "$ns" 2>/dev/null || true
 done
 # Unit tests run in parallel; integration tests are RUN_SERIAL (they measure shaped links).

@@ -77,6 +77,16 @@ class FakeRunner : public core::CommandRunner {
   public:
     core::Result<core::ProcessResult> run(const std::vector<std::string>& argv,
                                           const core::ProcessOptions& options) override {
+        // The slurm sink reads the node's state before draining it: answer like scontrol does.
+        if (argv.size() >= 5 && argv[1] == "show" && argv[2] == "node") {
+            queries.push_back(argv);
+            std::string state = operator_reason.empty() ? "IDLE" : "IDLE+DRAIN";
+            std::string reason =
+                operator_reason.empty() ? "" : " Reason=" + operator_reason + " [ops@2026-01-01]";
+            return core::ProcessResult{0, 0, false,
+                                       "NodeName=" + argv[4] + " NodeAddr=10.0.0.1 State=" + state +
+                                           " Partitions=batch" + reason + "\n"};
+        }
         calls.push_back(argv);
         timeouts.push_back(options.timeout);
         if (!start_error.empty()) {
@@ -85,6 +95,8 @@ class FakeRunner : public core::CommandRunner {
         return result;
     }
     std::vector<std::vector<std::string>> calls;
+    std::vector<std::vector<std::string>> queries;
+    std::string operator_reason;  // non-empty: the node is drained with this reason
     std::vector<std::optional<std::chrono::milliseconds>> timeouts;
     core::ProcessResult result{0, 0, false, ""};
     std::string start_error;
@@ -342,6 +354,25 @@ TEST(Apply, RunsScontrolArgvWithTimeout) {
     // Applying again does not drain twice.
     apply_actions(r, runner, std::chrono::milliseconds(5000));
     EXPECT_EQ(runner.calls.size(), 2u);
+}
+
+TEST(Apply, NeverOverwritesAnOperatorsDrain) {
+    RunReport r = cluster(10, 1);
+    plan_actions(r, core::ActionsConfig{});
+    FakeRunner runner;
+    runner.operator_reason = "RMA ticket 42";
+    apply_actions(r, runner, std::chrono::milliseconds(1000));
+    ASSERT_EQ(r.actions.size(), 1u);
+    EXPECT_EQ(runner.queries.size(), 1u);
+    EXPECT_TRUE(runner.calls.empty());  // no update sent
+    EXPECT_FALSE(r.actions[0].applied);
+    EXPECT_NE(r.actions[0].error.find("RMA ticket 42"), std::string::npos) << r.actions[0].error;
+
+    // A node we drained earlier gets our new reason.
+    runner.operator_reason = "preflight: old finding (run r1)";
+    apply_actions(r, runner, std::chrono::milliseconds(1000));
+    EXPECT_EQ(runner.calls.size(), 1u);
+    EXPECT_TRUE(r.actions[0].applied);
 }
 
 TEST(Apply, ScontrolFailureRecorded) {

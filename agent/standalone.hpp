@@ -1,0 +1,58 @@
+// `preflight-agent --standalone --profile prolog`: node-local checks without a controller, for a
+// Slurm Prolog. Runs the node-scope checks of a run configuration (e.g. a manifests/skus file)
+// within a time budget, judges each metric named in `evaluation.floors` against its absolute floor
+// and, when a baseline report is given, against threshold_fraction x this node's value in the last
+// controller run. On failure it can drain the node itself with a "preflight:" reason (so
+// `scontrol show node` shows why, not just "Prolog error") and writes the outcome as JSON.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config.hpp"
+#include "core/model.hpp"
+#include "core/process.hpp"
+
+namespace preflight::agent {
+
+struct StandaloneOptions {
+    std::string profile = "prolog";  // the only profile today
+    std::string node;                // this node's name (default: $SLURMD_NODENAME, else hostname)
+    std::string config;              // run configuration YAML; empty: link.netdev with defaults
+    std::string baseline;            // report.json of the last controller run; optional
+    double budget_s = 20.0;          // every check must finish within this, all together
+    std::string sysfs_root = "/";
+    std::string outcome_path;  // write the outcome JSON here (atomically); empty: none
+    bool drain = false;        // on fail: scontrol update NodeName=<node> State=DRAIN Reason=...
+    std::string scontrol = "scontrol";
+    std::string run_id;  // names this prolog run in the reason; default: $SLURM_JOB_ID
+};
+
+struct StandaloneOutcome {
+    core::Verdict verdict = core::Verdict::error;  // worst over checks (skip alone is pass)
+    std::vector<core::CheckResult> results;
+    std::vector<std::string> reasons;  // why it failed / could not judge, one per finding
+    std::string drain_reason;          // the reason given to scontrol (fail only)
+    std::string drain_error;           // scontrol's complaint, when draining failed
+    double seconds = 0.0;
+    nlohmann::json to_json(const std::string& node) const;
+};
+
+// Judges results of one node: check verdicts, floors, baseline. Pure; exposed for unit tests.
+// baseline_metrics: check -> metric -> value from the last controller run ({} when none).
+void judge_standalone(StandaloneOutcome& outcome, const core::EvaluationConfig& eval,
+                      const std::map<std::string, std::map<std::string, double>>& baseline_metrics,
+                      const std::string& baseline_run);
+
+// This node's metrics from a controller report.json: check -> metric -> value. Error for an
+// unreadable file; an absent node gives an empty map.
+core::Result<std::map<std::string, std::map<std::string, double>>> load_baseline(
+    const std::string& path, const std::string& node, std::string* run_id);
+
+// Runs the profile. Exit code: 0 pass (or could not judge: a hung or crashed check never drains a
+// node), 1 fail (and drained when asked), 2 usage/config error.
+int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner);
+
+}  // namespace preflight::agent

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Slurm Prolog for preflight (slurm.conf: Prolog=/path/to/prolog.sh, PrologFlags=Alloc; see
+# slurm/README.md). Runs preflight's node-local checks on this node within a time budget before a
+# job starts. On a failed check the agent drains this node itself with a "preflight: ..." reason,
+# so `scontrol show node` and `sinfo -R` say why (Slurm's own "Prolog error" drain then keeps our
+# reason), and this script exits 1: Slurm requeues the job (held, for batch jobs) elsewhere.
+# A check that hangs or crashes never drains a node: it is logged and the job goes on.
+#
+# Settings (environment, or the file $PREFLIGHT_PROLOG_ENV, default /etc/preflight/prolog.env):
+#   PREFLIGHT_AGENT      preflight-agent binary          (default: preflight-agent on PATH)
+#   PREFLIGHT_CONFIG     run configuration, e.g. a manifests/skus file (default: link.netdev defaults)
+#   PREFLIGHT_BASELINE   report.json of the last controller run (optional; judged per node)
+#   PREFLIGHT_BUDGET_S   time budget for all checks, seconds (default 20)
+#   PREFLIGHT_LOG_DIR    outcome JSON and log per node (default /var/log/preflight)
+#   PREFLIGHT_SCONTROL   scontrol binary (default scontrol)
+set -u
+env_file=${PREFLIGHT_PROLOG_ENV:-/etc/preflight/prolog.env}
+# shellcheck disable=SC1090
+[[ -r $env_file ]] && . "$env_file"
+agent=${PREFLIGHT_AGENT:-preflight-agent}
+budget=${PREFLIGHT_BUDGET_S:-20}
+log_dir=${PREFLIGHT_LOG_DIR:-/var/log/preflight}
+node=${SLURMD_NODENAME:-$(hostname -s)}
+mkdir -p "$log_dir" 2>/dev/null
+
+args=(--standalone --profile prolog --node "$node" --budget-s "$budget" --drain
+      --outcome "$log_dir/prolog-$node.json" --scontrol "${PREFLIGHT_SCONTROL:-scontrol}")
+[[ -n ${PREFLIGHT_CONFIG:-} ]] && args+=(--config "$PREFLIGHT_CONFIG")
+[[ -n ${PREFLIGHT_BASELINE:-} && -r ${PREFLIGHT_BASELINE:-} ]] && args+=(--baseline "$PREFLIGHT_BASELINE")
+
+# The agent keeps its own budget; this outer limit only catches an agent that cannot even start.
+timeout --kill-after=2 "$((budget + 5))" "$agent" "${args[@]}" >>"$log_dir/prolog-$node.log" 2>&1
+rc=$?
+case $rc in
+  0) exit 0 ;;
+  1) exit 1 ;;  # a check failed: the agent drained the node with our reason
+  *) echo "$(date -u +%FT%TZ) job ${SLURM_JOB_ID:-?}: preflight prolog could not judge (rc $rc); job allowed" \
+       >>"$log_dir/prolog-$node.log"
+     exit 0 ;;
+esac

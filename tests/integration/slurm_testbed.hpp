@@ -1,0 +1,190 @@
+// A private Slurm cluster on a namespace fabric for integration tests: Fabric::create builds the
+// hosts (tc-shaped links), scripts/testbed/slurm_up.sh starts munged, slurmctld (in the head
+// namespace) and one slurmd per host namespace. The destructor stops the daemons by PID
+// (slurm_down.sh) and removes the fabric, also when a test failed.
+#pragma once
+
+#include <unistd.h>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "controller/fabric.hpp"
+#include "core/process.hpp"
+
+namespace preflight::testbed {
+
+inline const std::string k_preflight = std::string(PREFLIGHT_BINARY_DIR) + "/bin/preflight";
+inline const std::string k_agent = std::string(PREFLIGHT_BINARY_DIR) + "/bin/preflight-agent";
+inline const std::string k_scripts = std::string(PREFLIGHT_SOURCE_DIR) + "/scripts/testbed";
+
+inline bool have_program(const std::string& name) {
+    for (const char* dir : {"/usr/sbin", "/usr/bin", "/sbin", "/bin"}) {
+        if (std::filesystem::exists(std::string(dir) + "/" + name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Why the Slurm test bed cannot run here ("" when it can).
+inline std::string why_no_slurm() {
+    if (::geteuid() != 0) {
+        return "needs root (network namespaces, slurmd)";
+    }
+    for (const char* p :
+         {"ip", "tc", "munged", "slurmctld", "slurmd", "scontrol", "srun", "sbatch"}) {
+        if (!have_program(p)) {
+            return std::string(p) + " is not installed (bash scripts/install_deps.sh)";
+        }
+    }
+    return {};
+}
+
+inline std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+class SlurmTestbed {
+  public:
+    struct Spec {
+        int nodes = 5;
+        std::map<std::string, std::string> rates;  // "h3" -> "200mbit"
+        bool prolog = false;                       // Prolog= preflight's slurm/prolog.sh
+    };
+
+    explicit SlurmTestbed(const Spec& spec) {
+        const std::string tag = std::to_string(::getpid() % 100000);
+        m_base = (std::filesystem::temp_directory_path() / ("pf-slurm-" + tag)).string();
+        std::filesystem::remove_all(m_base);
+        std::filesystem::create_directories(m_base);
+        controller::FabricSpec fs;
+        fs.name = "pfs" + tag;
+        fs.hosts = spec.nodes;
+        fs.subnet = "10.93.0";
+        fs.default_rate = "400mbit";
+        fs.rates = spec.rates;
+        auto fabric = controller::Fabric::create(fs);
+        if (!fabric) {
+            m_error = "fabric: " + fabric.error().message;
+            return;
+        }
+        m_fabric = std::make_unique<controller::Fabric>(std::move(fabric.value()));
+        core::ProcessOptions po;
+        po.timeout = std::chrono::seconds(60);
+        po.env = {{"BASE", m_base},
+                  {"FABRIC", fs.name},
+                  {"SUBNET", fs.subnet},
+                  {"NODES", std::to_string(spec.nodes)},
+                  {"PREFLIGHT_PROLOG", spec.prolog ? "1" : "0"}};
+        auto up = core::run_process({"bash", k_scripts + "/slurm_up.sh"}, po);
+        if (!up || !up->ok()) {
+            m_error =
+                "slurm_up.sh: " + (up ? up->describe() + "\n" + up->output : up.error().message);
+            return;
+        }
+        m_head = m_fabric->head_netns();
+        m_conf = m_base + "/etc/slurm.conf";
+    }
+
+    ~SlurmTestbed() {
+        core::ProcessOptions po;
+        po.timeout = std::chrono::seconds(60);
+        po.env = {{"BASE", m_base}};
+        (void)core::run_process({"bash", k_scripts + "/slurm_down.sh"}, po);
+        m_fabric.reset();  // deletes the namespaces
+        if (!::testing::Test::HasFailure()) {
+            std::error_code ec;
+            std::filesystem::remove_all(m_base, ec);
+        }
+    }
+
+    const std::string& error() const { return m_error; }
+    const std::string& base() const { return m_base; }
+    const controller::Fabric& fabric() const { return *m_fabric; }
+
+    // argv run in the head namespace with SLURM_CONF set (where every Slurm client must run).
+    std::vector<std::string> in_head(const std::vector<std::string>& argv) const {
+        std::vector<std::string> out = {"ip",   "netns", "exec",
+                                        m_head, "env",   "SLURM_CONF=" + m_conf};
+        out.insert(out.end(), argv.begin(), argv.end());
+        return out;
+    }
+
+    core::ProcessResult head(const std::vector<std::string>& argv, int timeout_s = 30) const {
+        core::ProcessOptions po;
+        po.timeout = std::chrono::seconds(timeout_s);
+        auto r = core::run_process(in_head(argv), po);
+        if (!r) {
+            return core::ProcessResult{-1, 0, false, r.error().message};
+        }
+        return r.value();
+    }
+
+    std::string scontrol_show_node(const std::string& node) const {
+        return head({"scontrol", "show", "node", node}).output;
+    }
+
+    // The Reason= text of a node (without Slurm's " [user@time]"), "" when none.
+    std::string reason(const std::string& node) const {
+        std::string text = scontrol_show_node(node);
+        auto at = text.find("Reason=");
+        if (at == std::string::npos) {
+            return {};
+        }
+        std::string r = text.substr(at + 7, text.find('\n', at) - at - 7);
+        auto open = r.rfind(" [");
+        return open == std::string::npos ? r : r.substr(0, open);
+    }
+
+    // The State= word of a node, e.g. "IDLE+DRAIN".
+    std::string state(const std::string& node) const {
+        std::string text = scontrol_show_node(node);
+        auto at = text.find(" State=");
+        if (at == std::string::npos) {
+            return {};
+        }
+        return text.substr(at + 7, text.find(' ', at + 7) - at - 7);
+    }
+
+    // Sets a host's eth0 MTU (a node-local check then fails or passes).
+    void set_mtu(int host, int mtu) const {
+        auto r = core::run_process({"ip", "-n", m_fabric->hosts().at(host - 1).netns, "link", "set",
+                                    "eth0", "mtu", std::to_string(mtu)});
+        ASSERT_TRUE(r && r->ok()) << (r ? r->output : r.error().message);
+    }
+
+    void write(const std::string& rel, const std::string& text) const {
+        std::ofstream(m_base + "/" + rel) << text;
+    }
+
+  private:
+    std::string m_base;
+    std::string m_head;
+    std::string m_conf;
+    std::string m_error;
+    std::unique_ptr<controller::Fabric> m_fabric;
+};
+
+// Polls pred every 200 ms until it holds or timeout_s passed.
+inline bool wait_until(const std::function<bool()>& pred, double timeout_s) {
+    auto end = std::chrono::steady_clock::now() +
+               std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+    while (std::chrono::steady_clock::now() < end) {
+        if (pred()) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return pred();
+}
+
+}  // namespace preflight::testbed

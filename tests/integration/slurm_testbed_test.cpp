@@ -1,0 +1,263 @@
+// Preflight against a real Slurm 22.05 (slurmctld, one slurmd per namespace host, munge, real
+// srun/sbatch/scontrol) on a tc-shaped namespace fabric: `run --launcher slurm` drains exactly the
+// degraded node and only with --apply, certification resumes what passes and never an operator's
+// drain, the prolog drains a node whose local check fails, the job-start wrapper ends with the
+// user's command on healthy nodes only.
+#include <algorithm>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "slurm_testbed.hpp"
+
+namespace {
+
+using nlohmann::json;
+using preflight::testbed::k_agent;
+using preflight::testbed::k_preflight;
+using preflight::testbed::SlurmTestbed;
+using preflight::testbed::slurp;
+using preflight::testbed::wait_until;
+
+// Node-local and collective checks sized for 400 mbit links (about 1 s of traffic per round).
+constexpr const char* k_run_config = R"(checks: [link.netdev, collective.gloo_allreduce]
+params:
+  link.netdev: {interfaces: [eth0], expect_mtu: 1500}
+  collective.gloo_allreduce: {bytes: 8388608, warmup: 1, iters: 3, timeout_s: 30}
+evaluation: {threshold_fraction: 0.90, min_cohort: 3}
+actions: {targets: [slurm], max_action_fraction: 0.25}
+deadlines: {connect_s: 30}
+)";
+
+// Node-local only: what the prolog and the certification tests judge.
+constexpr const char* k_local_config = R"(checks: [link.netdev]
+params:
+  link.netdev: {interfaces: [eth0], expect_mtu: 1500}
+)";
+
+class SlurmBed : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        if (auto why = preflight::testbed::why_no_slurm(); !why.empty()) {
+            GTEST_SKIP() << why;
+        }
+    }
+    std::unique_ptr<SlurmTestbed> up(const SlurmTestbed::Spec& spec) {
+        auto bed = std::make_unique<SlurmTestbed>(spec);
+        EXPECT_TRUE(bed->error().empty()) << bed->error();
+        return bed;
+    }
+};
+
+std::map<std::string, std::string> verdicts(const json& report) {
+    std::map<std::string, std::string> out;
+    for (const auto& n : report.at("nodes")) {
+        out[n.at("name").get<std::string>()] = n.at("verdict").get<std::string>();
+    }
+    return out;
+}
+
+TEST_F(SlurmBed, RunDrainsExactlyTheDegradedNodeAndOnlyWithApply) {
+    auto bed = up({5, {{"h3", "200mbit"}}, false});
+    ASSERT_TRUE(bed->error().empty());
+    bed->write("run.yaml", k_run_config);
+    auto run = [&](bool apply, const std::string& dir) {
+        std::vector<std::string> argv = {k_preflight,    "run",
+                                         "--launcher",   "slurm",
+                                         "--nodes",      "node[01-05]",
+                                         "--config",     bed->base() + "/run.yaml",
+                                         "--report-dir", bed->base() + "/" + dir,
+                                         "--no-progress"};
+        if (apply) {
+            argv.push_back("--apply");
+        }
+        return bed->head(argv, 120);
+    };
+
+    // Dry run: node03 (200 mbit) fails, a drain is planned, nothing changes in Slurm.
+    auto dry = run(false, "dry");
+    EXPECT_EQ(dry.exit_code, 1) << dry.output;
+    json report = json::parse(slurp(bed->base() + "/dry/report.json"));
+    EXPECT_EQ(report.at("launcher"), "slurm");
+    for (const auto& [node, verdict] : verdicts(report)) {
+        EXPECT_EQ(verdict, node == "node03" ? "fail" : "pass") << node << "\n" << dry.output;
+    }
+    ASSERT_EQ(report.at("actions").size(), 1u);
+    EXPECT_FALSE(report.at("actions")[0].at("applied").get<bool>());
+    for (int i = 1; i <= 5; ++i) {
+        const std::string node = "node0" + std::to_string(i);
+        EXPECT_EQ(bed->state(node), "IDLE") << bed->scontrol_show_node(node);
+        EXPECT_EQ(bed->reason(node), "") << node;
+        // The agent ran on that node's own host: it dialled from the host's address.
+        EXPECT_NE(slurp(bed->base() + "/dry/agents/" + node + ".log")
+                      .find("from 10.93.0." + std::to_string(i)),
+                  std::string::npos)
+            << node;
+    }
+    EXPECT_EQ(bed->head({"sinfo", "-R", "-h", "-o", "%N|%E"}).output, "");
+
+    // --apply: exactly node03 is drained, with our reason naming the check, value, median, run.
+    auto applied = run(true, "apply");
+    EXPECT_EQ(applied.exit_code, 1) << applied.output;
+    json report2 = json::parse(slurp(bed->base() + "/apply/report.json"));
+    const std::string run_id = report2.at("run_id");
+    EXPECT_EQ(bed->state("node03"), "IDLE+DRAIN");
+    const std::string reason = bed->reason("node03");
+    EXPECT_EQ(reason.rfind("preflight: collective.gloo_allreduce busbw_gbps ", 0), 0u) << reason;
+    EXPECT_NE(reason.find("of median"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("(run " + run_id + ")"), std::string::npos) << reason;
+    auto sinfo = bed->head({"sinfo", "-R", "-h", "-N", "-o", "%N|%E"});
+    EXPECT_EQ(sinfo.output, "node03|" + reason + "\n");
+    for (const char* node : {"node01", "node02", "node04", "node05"}) {
+        EXPECT_EQ(bed->state(node), "IDLE") << bed->scontrol_show_node(node);
+    }
+}
+
+TEST_F(SlurmBed, CertifyResumesPassingKeepsFailingAndNeverTouchesAnOperatorsDrain) {
+    auto bed = up({5, {}, false});
+    ASSERT_TRUE(bed->error().empty());
+    bed->write("local.yaml", k_local_config);
+    bed->set_mtu(4, 1400);  // node04's link.netdev fails
+    for (const char* node : {"node02", "node04"}) {
+        ASSERT_EQ(bed->head({"scontrol", "update", std::string("NodeName=") + node, "State=DRAIN",
+                             "Reason=preflight: uncertified"})
+                      .exit_code,
+                  0);
+    }
+    ASSERT_EQ(
+        bed->head({"scontrol", "update", "NodeName=node05", "State=DRAIN", "Reason=RMA 1234 (ops)"})
+            .exit_code,
+        0);
+
+    // Without --apply: a plan, nothing changes.
+    auto plan =
+        bed->head({k_preflight, "certify", "--nodes", "node[02,04-05]", "--config",
+                   bed->base() + "/local.yaml", "--report-dir", bed->base() + "/plan", "--json"});
+    EXPECT_EQ(plan.exit_code, 0) << plan.output;
+    EXPECT_EQ(bed->state("node02"), "IDLE+DRAIN");
+
+    auto cert =
+        bed->head({k_preflight, "certify", "--nodes", "node[02,04-05]", "--config",
+                   bed->base() + "/local.yaml", "--report-dir", bed->base() + "/cert", "--apply"},
+                  120);
+    EXPECT_EQ(cert.exit_code, 1) << cert.output;  // one node failed certification
+    json c = json::parse(slurp(bed->base() + "/cert/certify.json"));
+    EXPECT_EQ(c.at("certified"), json::array({"node02"})) << c.dump(2);
+    EXPECT_TRUE(c.at("reservation_deleted").get<bool>());
+    EXPECT_EQ(bed->state("node02"), "IDLE") << bed->scontrol_show_node("node02");
+    EXPECT_EQ(bed->reason("node02"), "");
+    EXPECT_EQ(bed->state("node04"), "IDLE+DRAIN");
+    const std::string r4 = bed->reason("node04");
+    EXPECT_EQ(r4.rfind("preflight: ", 0), 0u) << r4;
+    EXPECT_NE(r4.find("mtu 1400 != expected 1500"), std::string::npos) << r4;
+    EXPECT_EQ(bed->state("node05"), "IDLE+DRAIN");
+    EXPECT_EQ(bed->reason("node05"), "RMA 1234 (ops)");
+    EXPECT_NE(bed->head({"scontrol", "show", "reservation"}).output.find("No reservations"),
+              std::string::npos);
+
+    // An error half-way (the agent cannot start): the node goes back to drained, with our reason,
+    // and no reservation is left behind.
+    bed->set_mtu(4, 1500);
+    auto broken = bed->head({k_preflight, "certify", "--nodes", "node04", "--config",
+                             bed->base() + "/local.yaml", "--report-dir", bed->base() + "/broken",
+                             "--agent", "/nonexistent/preflight-agent", "--apply"},
+                            120);
+    EXPECT_NE(broken.exit_code, 0) << broken.output;
+    EXPECT_EQ(bed->state("node04"), "IDLE+DRAIN") << broken.output;
+    EXPECT_EQ(bed->reason("node04").rfind("preflight: ", 0), 0u);
+    EXPECT_NE(bed->head({"scontrol", "show", "reservation"}).output.find("No reservations"),
+              std::string::npos);
+    EXPECT_EQ(bed->reason("node05"), "RMA 1234 (ops)");
+}
+
+TEST_F(SlurmBed, PrologDrainsAFailingNodeWithOurReasonAndJobsRunOnHealthyNodes) {
+    auto bed = up({4, {}, true});
+    ASSERT_TRUE(bed->error().empty());
+    bed->write("local.yaml", k_local_config);
+    bed->write("etc/prolog.env", "PREFLIGHT_AGENT=" + k_agent + "\nPREFLIGHT_CONFIG=" +
+                                     bed->base() + "/local.yaml\nPREFLIGHT_LOG_DIR=" + bed->base() +
+                                     "/prolog\nPREFLIGHT_BUDGET_S=10\n");
+    bed->set_mtu(2, 1400);
+
+    auto bad = bed->head({"sbatch", "--parsable", "-N1", "-w", "node02", "-o",
+                          bed->base() + "/bad-%j.out", "--wrap", "hostname"});
+    ASSERT_EQ(bad.exit_code, 0) << bad.output;
+    const std::string bad_id = bad.output.substr(0, bad.output.find_first_of(";\n"));
+    EXPECT_TRUE(
+        wait_until([&] { return bed->state("node02").find("DRAIN") != std::string::npos; }, 20))
+        << bed->scontrol_show_node("node02");
+    const std::string reason = bed->reason("node02");
+    EXPECT_EQ(reason.rfind("preflight: prolog link.netdev eth0: mtu 1400 != expected 1500", 0), 0u)
+        << reason;
+    EXPECT_NE(reason.find("(job " + bad_id + ")"), std::string::npos) << reason;
+    // Requeued (held, as Slurm does after a prolog failure), not run.
+    EXPECT_TRUE(wait_until(
+        [&] {
+            auto q = bed->head({"squeue", "-h", "-j", bad_id, "-o", "%T|%r"}).output;
+            return q.find("PENDING") != std::string::npos &&
+                   q.find("requeued") != std::string::npos;
+        },
+        10))
+        << bed->head({"squeue", "-j", bad_id, "-o", "%T|%r"}).output;
+    EXPECT_EQ(slurp(bed->base() + "/bad-" + bad_id + ".out"), "");  // the job never started
+    json outcome = json::parse(slurp(bed->base() + "/prolog/prolog-node02.json"));
+    EXPECT_EQ(outcome.at("verdict"), "fail");
+
+    // Healthy nodes: the prolog passes and the job runs.
+    auto good = bed->head({"sbatch", "--parsable", "-N2", "-w", "node[03-04]", "-o",
+                           bed->base() + "/good.out", "--wrap",
+                           "srun bash -c 'echo ran-on-$SLURMD_NODENAME'"});
+    ASSERT_EQ(good.exit_code, 0) << good.output;
+    EXPECT_TRUE(wait_until(
+        [&] {
+            auto out = slurp(bed->base() + "/good.out");
+            return out.find("ran-on-node03") != std::string::npos &&
+                   out.find("ran-on-node04") != std::string::npos;
+        },
+        30))
+        << slurp(bed->base() + "/good.out");
+    EXPECT_EQ(json::parse(slurp(bed->base() + "/prolog/prolog-node03.json")).at("verdict"), "pass");
+    for (const char* node : {"node01", "node03", "node04"}) {
+        EXPECT_EQ(bed->reason(node), "") << node;
+    }
+}
+
+TEST_F(SlurmBed, JobWrapperRequeuesAroundTheBadNodeAndRunsTheCommandOnHealthyNodes) {
+    auto bed = up({5, {{"h3", "200mbit"}}, false});
+    ASSERT_TRUE(bed->error().empty());
+    bed->write("run.yaml", k_run_config);
+    const std::string out = bed->base() + "/user.out";
+    auto sub = bed->head(
+        {"sbatch", "--parsable", "-N4", "-o", bed->base() + "/job-%j.out", "--chdir", bed->base(),
+         "--export=ALL,PREFLIGHT_BIN=" + k_preflight + ",PREFLIGHT_REPORT_DIR=" + bed->base() +
+             "/reports",
+         std::string(PREFLIGHT_SOURCE_DIR) + "/slurm/preflight.sbatch", "--config",
+         bed->base() + "/run.yaml", "--", "srun", "bash", "-c", "echo $SLURMD_NODENAME >> " + out});
+    ASSERT_EQ(sub.exit_code, 0) << sub.output;
+    const std::string id = sub.output.substr(0, sub.output.find_first_of(";\n"));
+    // First attempt on node[01-04] finds node03, drains it, requeues; the second (after Slurm's
+    // cred_expire, 10 s on the test bed) runs on node[01-02,04-05].
+    EXPECT_TRUE(wait_until(
+        [&] {
+            std::string text = slurp(out);
+            return std::count(text.begin(), text.end(), '\n') >= 4;
+        },
+        90))
+        << slurp(bed->base() + "/job-" + id + ".out")
+        << bed->head({"squeue", "-o", "%i %T %r %N"}).output;
+    std::set<std::string> ran;
+    std::istringstream lines(slurp(out));
+    for (std::string line; std::getline(lines, line);) {
+        ran.insert(line);
+    }
+    EXPECT_EQ(ran, (std::set<std::string>{"node01", "node02", "node04", "node05"}));
+    const std::string text = slurp(out);
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << text;  // ran once
+    EXPECT_EQ(bed->state("node03").find("DRAIN") != std::string::npos, true);
+    EXPECT_EQ(bed->reason("node03").rfind("preflight: collective.gloo_allreduce", 0), 0u);
+    EXPECT_TRUE(std::filesystem::exists(bed->base() + "/reports/job-" + id + "-0/report.json"));
+    EXPECT_TRUE(std::filesystem::exists(bed->base() + "/reports/job-" + id + "-1/report.json"));
+}
+
+}  // namespace
