@@ -49,6 +49,9 @@ void AgentHub::tick() {
     auto now = Clock::now();
     auto heartbeat = std::chrono::duration<double>(m_options.heartbeat_s);
     std::vector<ConnectionPtr> to_close;
+    // One encoded heartbeat shared by every connection: no JSON or allocation per agent per tick.
+    static const auto k_heartbeat = std::make_shared<const std::string>(
+        core::encode_frame(core::serialize(core::msg::Heartbeat{})).value());
     for (const auto& conn : m_connections) {
         double silent = std::chrono::duration<double>(now - conn->last_received()).count();
         if (!conn->authenticated && silent > m_options.hello_timeout_s) {
@@ -56,7 +59,7 @@ void AgentHub::tick() {
         } else if (conn->authenticated && silent > 3 * m_options.heartbeat_s) {
             to_close.push_back(conn);
         } else if (conn->authenticated) {
-            conn->send(core::msg::Heartbeat{});
+            conn->send_frame(k_heartbeat);
         }
     }
     for (const auto& conn : to_close) {
@@ -131,8 +134,10 @@ void AgentHub::handle_hello(const ConnectionPtr& conn, const core::msg::Hello& h
     conn->node = hello.node;
     m_agents[hello.node] = conn;
     conn->send(core::msg::Welcome{m_options.run_id, m_options.heartbeat_s});
-    spdlog::info("agent {} connected from {} (version {})", hello.node, conn->peer(),
-                 hello.version);
+    // Debug, not info: at thousands of agents one line each is a hot path and buries the summary
+    // the orchestrator logs ("N of M agents connected").
+    spdlog::debug("agent {} connected from {} (version {})", hello.node, conn->peer(),
+                  hello.version);
     {
         std::lock_guard lock(m_state_mutex);
         m_connected.insert(hello.node);
@@ -271,6 +276,12 @@ void AgentHub::complete(const std::shared_ptr<Batch>& batch, std::size_t index,
         }
         batch->outcomes[index] = std::move(outcome);
         ++batch->done;
+        // Wake the waiting orchestrator only for the last result: at thousands of steps a wake
+        // per result is thousands of context switches on the I/O thread's path. Progress is
+        // polled instead (run_steps).
+        if (batch->done != batch->outcomes.size()) {
+            return;
+        }
     }
     batch->cv.notify_all();
 }
@@ -314,7 +325,8 @@ std::vector<StepOutcome> AgentHub::run_steps(
     std::unique_lock lock(batch->mutex);
     std::size_t reported = 0;
     while (batch->done < requests.size()) {
-        if (batch->cv.wait_until(lock, deadline) == std::cv_status::timeout &&
+        auto poll = std::min(deadline, Clock::now() + std::chrono::milliseconds(200));
+        if (batch->cv.wait_until(lock, poll) == std::cv_status::timeout &&
             Clock::now() >= deadline) {
             break;
         }

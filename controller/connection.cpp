@@ -1,5 +1,7 @@
 #include "controller/connection.hpp"
 
+#include <array>
+
 #include <spdlog/spdlog.h>
 
 namespace preflight::controller {
@@ -17,39 +19,77 @@ Connection::Connection(asio::ip::tcp::socket socket, ConnectionHandler& handler)
     m_socket.set_option(asio::ip::tcp::no_delay(true), ec);
 }
 
+namespace {
+
+// One read buffer for every connection: all of them run on the single I/O thread and a read
+// completes synchronously into it, so it is never shared by two reads at once.
+std::array<char, 64 * 1024>& shared_read_buffer() {
+    thread_local std::array<char, 64 * 1024> buffer;
+    return buffer;
+}
+
+}  // namespace
+
 void Connection::start() {
+    boost::system::error_code ec;
+    m_socket.non_blocking(true, ec);
+    if (ec) {
+        close("cannot make the socket non-blocking: " + ec.message());
+        return;
+    }
     read_more();
 }
 
 void Connection::read_more() {
     auto self = shared_from_this();
-    m_socket.async_read_some(
-        asio::buffer(m_read_buffer), [this, self](boost::system::error_code ec, std::size_t n) {
-            if (!m_open) {
+    m_socket.async_wait(asio::ip::tcp::socket::wait_read,
+                        [this, self](boost::system::error_code ec) {
+                            if (!m_open) {
+                                return;
+                            }
+                            if (ec) {
+                                close("read failed: " + ec.message());
+                                return;
+                            }
+                            on_readable();
+                        });
+}
+
+void Connection::on_readable() {
+    auto self = shared_from_this();
+    auto& buffer = shared_read_buffer();
+    // Drain what the kernel holds, up to a bound so one busy peer cannot starve the others.
+    for (int reads = 0; reads < 16 && m_open; ++reads) {
+        boost::system::error_code ec;
+        std::size_t n = m_socket.read_some(asio::buffer(buffer), ec);
+        if (ec == asio::error::would_block || ec == asio::error::try_again) {
+            break;
+        }
+        if (ec) {
+            close(ec == asio::error::eof ? "connection closed by peer"
+                                         : "read failed: " + ec.message());
+            return;
+        }
+        m_last_received = std::chrono::steady_clock::now();
+        if (auto st = m_decoder.feed(std::string_view(buffer.data(), n)); !st) {
+            close("bad frame: " + st.error().message);
+            return;
+        }
+        while (m_open && m_decoder.has_frame()) {
+            auto parsed = core::parse_message(m_decoder.pop_frame());
+            if (!parsed) {
+                close("bad message: " + parsed.error().message);
                 return;
             }
-            if (ec) {
-                close(ec == asio::error::eof ? "connection closed by peer"
-                                             : "read failed: " + ec.message());
-                return;
-            }
-            m_last_received = std::chrono::steady_clock::now();
-            if (auto st = m_decoder.feed(std::string_view(m_read_buffer.data(), n)); !st) {
-                close("bad frame: " + st.error().message);
-                return;
-            }
-            while (m_open && m_decoder.has_frame()) {
-                auto parsed = core::parse_message(m_decoder.pop_frame());
-                if (!parsed) {
-                    close("bad message: " + parsed.error().message);
-                    return;
-                }
-                m_handler.on_message(self, std::move(parsed.value()));
-            }
-            if (m_open) {
-                read_more();
-            }
-        });
+            m_handler.on_message(self, std::move(parsed.value()));
+        }
+        if (n < buffer.size()) {
+            break;  // the kernel had no more
+        }
+    }
+    if (m_open) {
+        read_more();
+    }
 }
 
 void Connection::send(const core::Message& message) {
@@ -62,13 +102,20 @@ void Connection::send(const core::Message& message) {
                       frame.error().message);
         return;
     }
+    send_frame(std::make_shared<const std::string>(std::move(frame.value())));
+}
+
+void Connection::send_frame(std::shared_ptr<const std::string> frame) {
+    if (!m_open) {
+        return;
+    }
     m_queued_bytes += frame->size();
     if (m_queued_bytes > k_max_queued_bytes) {
         close("write queue over " + std::to_string(k_max_queued_bytes) +
               " bytes (peer not reading)");
         return;
     }
-    m_write_queue.push_back(std::move(frame.value()));
+    m_write_queue.push_back(std::move(frame));
     if (!m_writing) {
         write_next();
     }
@@ -94,7 +141,7 @@ void Connection::write_next() {
     }
     m_writing = true;
     auto self = shared_from_this();
-    asio::async_write(m_socket, asio::buffer(m_write_queue.front()),
+    asio::async_write(m_socket, asio::buffer(*m_write_queue.front()),
                       [this, self](boost::system::error_code ec, std::size_t) {
                           if (!m_open) {
                               return;
@@ -103,7 +150,7 @@ void Connection::write_next() {
                               close("write failed: " + ec.message());
                               return;
                           }
-                          m_queued_bytes -= m_write_queue.front().size();
+                          m_queued_bytes -= m_write_queue.front()->size();
                           m_write_queue.pop_front();
                           write_next();
                       });

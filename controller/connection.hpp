@@ -1,6 +1,8 @@
 // One agent connection on the controller's I/O thread: framed reads with the codec, a bounded write
 // queue, and close-on-error. A malformed or oversized frame closes this connection only. All
 // methods must be called on the I/O thread (the io_context's single thread).
+// Reads wait for readiness and then drain the socket into one buffer shared by every connection of
+// the thread, so an idle connection holds no read buffer (4096 agents x 64 KiB was 256 MiB).
 #pragma once
 
 #include <chrono>
@@ -35,6 +37,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     void start();
     void send(const core::Message& message);
+    // Queues an already encoded frame; frames shared between connections (heartbeats) are not
+    // copied.
+    void send_frame(std::shared_ptr<const std::string> frame);
     void close(const std::string& reason);
     // Sends message, then closes once it has been written (a rejection the peer should read).
     void send_and_close(const core::Message& message, const std::string& reason);
@@ -50,13 +55,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   private:
     void read_more();
+    void on_readable();
     void write_next();
 
     boost::asio::ip::tcp::socket m_socket;
     ConnectionHandler& m_handler;
     core::FrameDecoder m_decoder;
-    std::array<char, 64 * 1024> m_read_buffer{};
-    std::deque<std::string> m_write_queue;
+    std::deque<std::shared_ptr<const std::string>> m_write_queue;
     std::size_t m_queued_bytes = 0;
     bool m_writing = false;
     bool m_open = true;

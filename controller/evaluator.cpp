@@ -116,6 +116,9 @@ std::vector<NodeReport> evaluate(const std::vector<NodeInput>& inputs,
             bool enough = static_cast<int>(values.size()) >= config.min_cohort;
             double med = core::median(values);
             double dev = core::mad(values);
+            // Most of the cohort slow: the median moved under the floor, so it is no reference;
+            // judge against the floor only and say so.
+            const bool median_under_floor = enough && floor && med < *floor;
             for (auto i : members) {
                 auto& nc = reports[i].checks.back();
                 double value = nc.metrics.at(*metric);
@@ -133,7 +136,7 @@ std::vector<NodeReport> evaluate(const std::vector<NodeInput>& inputs,
                     nc.verdict = core::Verdict::fail;
                     nc.detail =
                         fmt::format("{} {:.4g} is under the floor {:.4g}", *metric, value, *floor);
-                } else if (enough && value < *nc.threshold) {
+                } else if (enough && !median_under_floor && value < *nc.threshold) {
                     nc.verdict = core::Verdict::fail;
                     nc.detail = fmt::format(
                         "{} {:.4g} is {:.0f}% of the {} median {:.4g} (threshold {:.0f}%)", *metric,
@@ -146,6 +149,13 @@ std::vector<NodeReport> evaluate(const std::vector<NodeInput>& inputs,
                         "not judged: {} has {} measured node(s), fewer than min_cohort {}, and no "
                         "floor is configured",
                         cohort_name(key, config.cohort_label), values.size(), config.min_cohort);
+                }
+                if (median_under_floor) {
+                    nc.threshold = floor;
+                    nc.detail += fmt::format(
+                        "; the {} median {:.4g} is under the floor {:.4g} (most of the cohort is "
+                        "slow): judged against the floor only",
+                        cohort_name(key, config.cohort_label), med, *floor);
                 }
             }
         }

@@ -144,9 +144,49 @@ class Rounds {
             }
         }
         for (const auto& [cohort, values] : by_cohort) {
-            m_reference[cohort] = core::median(values);
+            m_reference[cohort] = checked_reference(cohort, values, true);
         }
-        m_global_reference = all.empty() ? 0.0 : core::median(all);
+        m_global_reference = all.empty() ? 0.0 : checked_reference("", all, false);
+    }
+
+    // The median of a cohort's round-1 groups, unless the median itself has moved because most of
+    // the cohort is slow: under the floor it is replaced by the floor (slow = under the floor);
+    // without a floor, an upper mode well above the median is reported, since then it is the
+    // median that may be slow.
+    double checked_reference(const std::string& cohort, const std::vector<double>& values,
+                             bool say_so) {
+        double med = core::median(values);
+        std::string name = cohort.empty() ? std::string("all nodes") : "cohort '" + cohort + "'";
+        if (m_plan.floor && med < *m_plan.floor) {
+            if (say_so) {
+                add_note(cohort,
+                         fmt::format("{}: the median of round-1 groups ({:.4g}) is under the floor "
+                                     "{:.4g}: most of the cohort is slow, so groups were judged "
+                                     "against the floor instead of the median",
+                                     name, med, *m_plan.floor));
+            }
+            return *m_plan.floor / m_plan.threshold_fraction;
+        }
+        auto fast = std::count_if(values.begin(), values.end(),
+                                  [&](double v) { return v * m_plan.threshold_fraction > med; });
+        // 5 %: with 75 % of nodes slow only 1 pair in 16 has two healthy members.
+        if (say_so && values.size() >= 8 &&
+            static_cast<double>(fast) >= 0.05 * static_cast<double>(values.size())) {
+            add_note(cohort,
+                     fmt::format("{}: {} of {} round-1 groups are faster than the median "
+                                 "({:.4g}) / {:.2f}: the median itself may be slow (most of the "
+                                 "cohort slow?); configure evaluation.floors for {} to judge "
+                                 "against an absolute figure",
+                                 name, fast, values.size(), med, m_plan.threshold_fraction,
+                                 m_plan.check));
+        }
+        return med;
+    }
+
+    void add_note(const std::string& cohort, std::string note) {
+        spdlog::warn("{}", note);
+        m_notes_by_cohort[cohort].push_back(note);
+        m_outcome.notes.push_back(std::move(note));
     }
 
     double reference_for(const std::string& node) const {
@@ -226,6 +266,15 @@ class Rounds {
             }
             m_outcome.per_node[node] = r;
         }
+        for (auto& [node, r] : m_outcome.per_node) {
+            auto notes = m_notes_by_cohort.find(m_cohort_of(node));
+            if (notes == m_notes_by_cohort.end()) {
+                notes = m_notes_by_cohort.find("");
+            }
+            if (notes != m_notes_by_cohort.end()) {
+                r.detail += fmt::format("; note: {}", fmt::join(notes->second, "; "));
+            }
+        }
         return std::move(m_outcome);
     }
 
@@ -244,6 +293,7 @@ class Rounds {
     std::map<std::string, std::string> m_failed_data;
     std::map<std::string, double> m_reference;
     double m_global_reference = 0.0;
+    std::map<std::string, std::vector<std::string>> m_notes_by_cohort;
 };
 
 }  // namespace
@@ -254,7 +304,7 @@ GroupCheckOutcome run_group_check(const StepRunner& run_steps, const GroupCheckP
     Rounds rounds(run_steps, plan, cohort_of, progress);
 
     // Round 1: every node in a disjoint pair, all at once.
-    auto r1 = rounds.run(1, "disjoint pairs", plan_pairs(nodes, cohort_of));
+    auto r1 = rounds.run(1, "disjoint pairs", plan_pairs(nodes, cohort_of, plan.topology_of));
     rounds.set_reference(r1);
     auto slow1 = rounds.mark_slow(r1);
 

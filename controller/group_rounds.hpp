@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,21 @@ struct GroupCheckPlan {
     double controller_slack_s;  // extra the controller waits before calling a step lost
     double threshold_fraction;
     std::string metric = "busbw_gbps";
+    // Absolute floor for the metric (evaluation.floors). When a cohort's median is under it, most
+    // of the cohort is slow and the median cannot be the reference: groups are judged against the
+    // floor instead, and the outcome says so.
+    std::optional<double> floor;
+    // Optional: a node's leaf switch or rack; round 1 pairs nodes under the same one first.
+    std::function<std::string(const std::string&)> topology_of;
 };
 
 struct GroupCheckOutcome {
     std::map<std::string, core::CheckResult> per_node;
     std::vector<GroupRecord> groups;
     std::vector<RoundSummary> rounds;
+    // Why the reference was not the plain cohort median (floor fallback, or a warning that the
+    // median looks slow); also appended to the affected nodes' details.
+    std::vector<std::string> notes;
 };
 
 using CohortOf = std::function<std::string(const std::string&)>;

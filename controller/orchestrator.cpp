@@ -1,10 +1,13 @@
 #include "controller/orchestrator.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -19,6 +22,7 @@
 #include "controller/launcher.hpp"
 #include "controller/report_json.hpp"
 #include "controller/server.hpp"
+#include "controller/topology.hpp"
 #include "core/auth.hpp"
 #include "core/params.hpp"
 #include "plugins/check.hpp"
@@ -130,6 +134,23 @@ RunReport run_preflight(const RunOptions& options) {
         token = loaded.value();
     }
 
+    // Topology-aware pairing: read the Slurm topology.conf before anything starts, so a bad file
+    // is a usage error, not a half-run.
+    std::map<std::string, std::string> leaf_of;
+    if (!cfg.evaluation.topology_file.empty()) {
+        std::ifstream in(cfg.evaluation.topology_file);
+        if (!in) {
+            throw core::ConfigError("cannot read evaluation.topology_file '" +
+                                    cfg.evaluation.topology_file + "'");
+        }
+        std::string text((std::istreambuf_iterator<char>(in)), {});
+        auto parsed = parse_slurm_topology(text);
+        if (!parsed) {
+            throw core::ConfigError(cfg.evaluation.topology_file + ": " + parsed.error().message);
+        }
+        leaf_of = std::move(parsed.value());
+    }
+
     std::set<std::string> expected;
     for (const auto& n : options.nodes) {
         expected.insert(n.name);
@@ -215,6 +236,13 @@ RunReport run_preflight(const RunOptions& options) {
         }
     }
     spdlog::info("{} of {} agents connected", connected.size(), options.nodes.size());
+    // Phase timings for bench/controller_scale.sh: rounds + evaluation is what the controller adds
+    // beyond the checks' own time.
+    const auto rounds_start = Clock::now();
+    rusage usage_start{};
+    ::getrusage(RUSAGE_SELF, &usage_start);
+    const double connect_s = std::chrono::duration<double>(rounds_start - wall_start).count();
+    int step_batches = 0;
 
     std::map<std::string, core::Node> by_name;
     std::vector<std::string> live;
@@ -229,6 +257,19 @@ RunReport run_preflight(const RunOptions& options) {
         auto it = labels.find(cfg.evaluation.cohort_label);
         return it == labels.end() ? std::string() : it->second;
     };
+    std::function<std::string(const std::string&)> topology_of;
+    if (!cfg.evaluation.topology_file.empty()) {
+        topology_of = [&](const std::string& node) {
+            auto it = leaf_of.find(node);
+            return it == leaf_of.end() ? std::string() : it->second;
+        };
+    } else if (!cfg.evaluation.topology_label.empty()) {
+        topology_of = [&](const std::string& node) {
+            const auto& labels = by_name.at(node).labels;
+            auto it = labels.find(cfg.evaluation.topology_label);
+            return it == labels.end() ? std::string() : it->second;
+        };
+    }
 
     // Ctrl-C: shutting the agents down completes every pending step as an error at once, so the
     // run ends promptly and still writes its report.
@@ -321,6 +362,7 @@ RunReport run_preflight(const RunOptions& options) {
         }
         round0_steps += run_node_check(check, bracketed(check) ? "begin" : "", live,
                                        fmt::format("round 0 (node-local): {}", check));
+        ++step_batches;
     }
     if (round0_steps > 0) {
         report.rounds.push_back(
@@ -343,6 +385,12 @@ RunReport run_preflight(const RunOptions& options) {
         plan.step_deadline_s = param_number(resolved ? resolved.value() : given, "timeout_s", 60.0);
         plan.controller_slack_s = cfg.deadlines.step_slack_s;
         plan.threshold_fraction = cfg.evaluation.threshold_fraction;
+        plan.topology_of = topology_of;
+        if (auto f = cfg.evaluation.floors.find(check); f != cfg.evaluation.floors.end()) {
+            if (auto m = f->second.find(plan.metric); m != f->second.end()) {
+                plan.floor = m->second;
+            }
+        }
         std::vector<std::string> present;
         auto connected_now = server.hub().connected_nodes();
         for (const auto& node : live) {
@@ -362,6 +410,7 @@ RunReport run_preflight(const RunOptions& options) {
         for (auto& [node, r] : outcome.per_node) {
             results[node][check] = std::move(r);
         }
+        step_batches += static_cast<int>(outcome.rounds.size());
         report.groups.insert(report.groups.end(), outcome.groups.begin(), outcome.groups.end());
         report.rounds.insert(report.rounds.end(), outcome.rounds.begin(), outcome.rounds.end());
     }
@@ -388,6 +437,7 @@ RunReport run_preflight(const RunOptions& options) {
                 round4_steps +=
                     run_node_check(check, "end", present,
                                    fmt::format("round 4 (counters after collectives): {}", check));
+                ++step_batches;
                 for (const auto& node : present) {
                     ended.insert(check + "/" + node);
                 }
@@ -415,6 +465,9 @@ RunReport run_preflight(const RunOptions& options) {
     // Nodes whose agent was lost: every check they did not finish is already an error result;
     // mark checks they never got to as errors naming the loss.
     auto lost = server.hub().lost_nodes();
+    const auto rounds_end = Clock::now();
+    rusage usage_rounds{};
+    ::getrusage(RUSAGE_SELF, &usage_rounds);
     run_done = true;
     if (interrupt_watch.joinable()) {
         interrupt_watch.join();
@@ -422,6 +475,7 @@ RunReport run_preflight(const RunOptions& options) {
     server.stop();
     launcher->stop();
 
+    const auto evaluate_start = Clock::now();
     std::vector<NodeInput> inputs;
     for (const auto& n : options.nodes) {
         NodeInput in;
@@ -457,12 +511,30 @@ RunReport run_preflight(const RunOptions& options) {
             apply_actions(report, runner, std::chrono::seconds(30), k8s::make_action_sink(cfg.k8s));
         }
     }
+    const auto evaluated = Clock::now();
     report.exit_code = report.interrupted ? 4 : exit_code_for(report);
     report.finished_at = utc_now();
     report.wall_seconds = std::chrono::duration<double>(Clock::now() - wall_start).count();
     if (auto st = write_report_files(report, options.report_dir, options.json_path); !st) {
         spdlog::error("writing the report: {}", st.error().message);
     }
+    auto seconds = [](Clock::time_point a, Clock::time_point b) {
+        return std::chrono::duration<double>(b - a).count();
+    };
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    auto cpu_s = [](const rusage& u) {
+        return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+               static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+    };
+    spdlog::info(
+        "timing: agents connected {:.3f} s; rounds {:.3f} s in {} step batches; stop agents "
+        "{:.3f} s; evaluate+plan {:.3f} s; reports {:.3f} s; nodes {}; peak RSS {:.1f} MiB; "
+        "controller CPU in rounds {:.3f} s",
+        connect_s, seconds(rounds_start, rounds_end), step_batches,
+        seconds(rounds_end, evaluate_start), seconds(evaluate_start, evaluated),
+        seconds(evaluated, Clock::now()), options.nodes.size(),
+        static_cast<double>(usage.ru_maxrss) / 1024.0, cpu_s(usage_rounds) - cpu_s(usage_start));
     return report;
 }
 

@@ -4,8 +4,35 @@
 
 namespace preflight::controller {
 
+namespace {
+
+// Stable gathering by switch: the switches in order of first appearance, each switch's nodes in
+// their given order.
+std::vector<std::string> gather_by_switch(
+    const std::vector<std::string>& members,
+    const std::function<std::string(const std::string&)>& topology_of) {
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<std::string>> by_switch;
+    for (const auto& node : members) {
+        auto sw = topology_of(node);
+        if (by_switch.count(sw) == 0) {
+            order.push_back(sw);
+        }
+        by_switch[sw].push_back(node);
+    }
+    std::vector<std::string> out;
+    out.reserve(members.size());
+    for (const auto& sw : order) {
+        out.insert(out.end(), by_switch[sw].begin(), by_switch[sw].end());
+    }
+    return out;
+}
+
+}  // namespace
+
 std::vector<Members> plan_pairs(const std::vector<std::string>& nodes,
-                                const std::function<std::string(const std::string&)>& cohort_of) {
+                                const std::function<std::string(const std::string&)>& cohort_of,
+                                const std::function<std::string(const std::string&)>& topology_of) {
     // Cohorts in order of first appearance, so the plan follows the inventory order.
     std::vector<std::string> order;
     std::map<std::string, std::vector<std::string>> cohorts;
@@ -27,6 +54,11 @@ std::vector<Members> plan_pairs(const std::vector<std::string>& nodes,
             groups.back().push_back(members.back());
         }
     };
+    if (topology_of) {
+        for (auto& [cohort, members] : cohorts) {
+            members = gather_by_switch(members, topology_of);
+        }
+    }
     for (const auto& cohort : order) {
         const auto& members = cohorts[cohort];
         if (members.size() == 1) {

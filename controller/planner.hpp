@@ -18,9 +18,13 @@ using Members = std::vector<std::string>;
 
 // Disjoint pairs in the given order within each cohort (cohort_of(node)); an odd node out joins its
 // cohort's last pair as a group of three. Nodes alone in their cohort are pooled and paired
-// together. Fewer than two nodes in total: no groups.
-std::vector<Members> plan_pairs(const std::vector<std::string>& nodes,
-                                const std::function<std::string(const std::string&)>& cohort_of);
+// together. Fewer than two nodes in total: no groups. With topology_of (a node's leaf switch or
+// rack), each cohort's nodes are first gathered by switch (in order of first appearance), so pairs
+// stay under one switch wherever the switch has a partner left.
+std::vector<Members> plan_pairs(
+    const std::vector<std::string>& nodes,
+    const std::function<std::string(const std::string&)>& cohort_of,
+    const std::function<std::string(const std::string&)>& topology_of = {});
 
 struct Repairing {
     std::vector<Members> groups;        // {suspect, partner}

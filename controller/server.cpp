@@ -2,17 +2,31 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/fd_limit.hpp"
+
 namespace preflight::controller {
 
 namespace asio = boost::asio;
 
-Server::Server(HubOptions options) : m_acceptor(m_io), m_hub(m_io, std::move(options)) {}
+Server::Server(HubOptions options)
+    : m_acceptor(m_io), m_hub_expected(options.expected.size()), m_hub(m_io, std::move(options)) {}
 
 Server::~Server() {
     stop();
 }
 
 core::Status Server::start(const std::string& listen_address, int port) {
+    // One socket per agent: with the usual soft limit of 1024 a large run would fail in accept().
+    auto fd_limit = core::raise_fd_limit();
+    std::size_t wanted = m_hub_expected + 64;
+    if (!fd_limit) {
+        spdlog::warn("open-file limit: {}", fd_limit.error().message);
+    } else if (*fd_limit < wanted) {
+        spdlog::warn(
+            "open-file limit {} is under the {} this run needs ({} agents + 64); agents beyond it "
+            "cannot connect (raise the hard limit: ulimit -Hn)",
+            *fd_limit, wanted, m_hub_expected);
+    }
     boost::system::error_code ec;
     auto address = asio::ip::make_address(listen_address, ec);
     if (ec) {

@@ -31,6 +31,7 @@ class Server {
 
     boost::asio::io_context m_io;
     boost::asio::ip::tcp::acceptor m_acceptor;
+    std::size_t m_hub_expected = 0;  // agents the run expects (for the open-file limit)
     AgentHub m_hub;
     std::thread m_thread;
     int m_port = 0;

@@ -101,7 +101,8 @@ class ConfigParser {
 
     void parse_evaluation(const YAML::Node& node, EvaluationConfig& out) const {
         yaml::reject_unknown_keys(m_file, node, "evaluation",
-                                  {"threshold_fraction", "min_cohort", "cohort_label", "floors"});
+                                  {"threshold_fraction", "min_cohort", "cohort_label", "floors",
+                                   "topology_file", "topology_label"});
         if (auto n =
                 yaml::get(m_file, node, "threshold_fraction", "evaluation.threshold_fraction")) {
             out.threshold_fraction = yaml::as_double(m_file, n, "evaluation.threshold_fraction");
@@ -120,6 +121,12 @@ class ConfigParser {
             if (out.cohort_label.empty()) {
                 yaml::fail(m_file, n, "'evaluation.cohort_label' must not be empty");
             }
+        }
+        if (auto n = yaml::get(m_file, node, "topology_file", "evaluation.topology_file")) {
+            out.topology_file = yaml::as_string(m_file, n, "evaluation.topology_file");
+        }
+        if (auto n = yaml::get(m_file, node, "topology_label", "evaluation.topology_label")) {
+            out.topology_label = yaml::as_string(m_file, n, "evaluation.topology_label");
         }
         if (auto floors = node["floors"]; floors && !floors.IsNull()) {
             yaml::require_map(m_file, floors, "evaluation.floors");

@@ -26,6 +26,10 @@ struct EvaluationConfig {
     double threshold_fraction = 0.90;  // fail under this fraction of the cohort median
     int min_cohort = 3;                // below this many measured nodes only floors apply
     std::string cohort_label = "sku";  // nodes with equal values of this label form a cohort
+    // Topology-aware pairing (optional): round 1 pairs nodes under the same leaf switch first.
+    // topology_file: a Slurm topology.conf (tree); else topology_label: a node label (`rack`).
+    std::string topology_file;
+    std::string topology_label;
     // check -> metric -> absolute floor (value below floor fails regardless of the median)
     std::map<std::string, std::map<std::string, double>> floors;
 };

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Controller overhead at scale, against the scale harness (bench/scale_harness: N virtual agents,
+# real authenticated loopback connections, simulated checks). For each N, REPS runs of each of:
+#   parallel CHECK_MS       what preflight does: the steps of a round run concurrently;
+#   parallel BASE_CHECK_MS  the same with short checks, to compare with ...
+#   serial   BASE_CHECK_MS  the baseline: the same harness running the steps one node (group) at a
+#                           time across the fleet.
+# Prints the median of the runs: wall of the rounds, the checks' own time, the controller overhead
+# (rounds + evaluate/plan - checks' own time), the controller's CPU in the rounds, its peak RSS, the
+# group rounds used, and in how many runs exactly the chosen bad nodes were flagged.
+# Usage: bench/controller_scale.sh [N ...]   (default 256 1024 4096)
+# Env: REPS (3), CHECK_MS (200), BASE_CHECK_MS (10), BASELINE (1; 0 skips the short and serial runs)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+REPS=${REPS:-3}
+CHECK_MS=${CHECK_MS:-200}
+BASE_CHECK_MS=${BASE_CHECK_MS:-10}
+BASELINE=${BASELINE:-1}
+sizes=("$@")
+(( ${#sizes[@]} )) || sizes=(256 1024 4096)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+col() { awk -v c="$1" '{print $c}' "$2" | median; }
+
+printf '%-6s %-9s %8s %8s %9s %9s %10s %8s %8s %7s %6s\n' N mode check_ms wall_s rounds_s \
+  checks_s overhead_s cpu_s rss_MiB rounds exact
+for n in "${sizes[@]}"; do
+  runs=("parallel $CHECK_MS")
+  [[ $BASELINE == 1 ]] && runs+=("parallel $BASE_CHECK_MS" "serial $BASE_CHECK_MS")
+  for run in "${runs[@]}"; do
+    read -r mode ms <<<"$run"
+    out="$work/$n-$mode-$ms.txt"
+    : >"$out"
+    for rep in $(seq 1 "$REPS"); do
+      bash "$ROOT/bench/scale_run.sh" "$n" "$mode" "$ms" "$work/$n-$mode-$ms-$rep" >>"$out"
+      rm -rf "$work/$n-$mode-$ms-$rep"
+    done
+    exact=$(awk '{s+=$13} END {print s "/" NR}' "$out")
+    printf '%-6s %-9s %8s %8s %9s %9s %10s %8s %8s %7s %6s\n' "$n" "$mode" "$ms" \
+      "$(col 4 "$out")" "$(col 5 "$out")" "$(col 6 "$out")" "$(col 7 "$out")" "$(col 10 "$out")" \
+      "$(col 9 "$out")" "$(col 11 "$out")" "$exact"
+  done
+done
