@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "agent/mpi_bootstrap.hpp"
 #include "agent/session.hpp"
 #include "agent/standalone.hpp"
 #include "core/auth.hpp"
@@ -16,6 +17,9 @@
 namespace preflight::agent {
 
 int agent_main(int argc, char** argv) {
+    if (wants_bootstrap(argc, argv)) {
+        return mpi_bootstrap_main(argc, argv);  // mpirun/srun: rank 0 hosts the controller
+    }
     CLI::App app{"preflight-agent: runs preflight checks on this node for a controller"};
     AgentOptions options;
     std::string controller;

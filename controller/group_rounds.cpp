@@ -19,6 +19,8 @@ struct NodeHistory {
     std::vector<std::string> errors;
     std::set<std::string> partners;
     bool lost = false;
+    std::size_t skips = 0;    // results that were `skip` (prerequisite absent, e.g. no GPU)
+    std::string skip_detail;  // the last such result's reason
 };
 
 class Rounds {
@@ -93,6 +95,10 @@ class Rounds {
                     "{} with {}: {}", record.id, fmt::join(record.members, "+"), result.detail));
                 if (result.verdict == core::Verdict::fail) {
                     m_failed_data[node] = result.detail;
+                }
+                if (result.verdict == core::Verdict::skip) {
+                    ++history.skips;
+                    history.skip_detail = result.detail;
                 }
             }
         }
@@ -259,6 +265,11 @@ class Rounds {
                                 ? "inconsistent: slow in one re-pairing, normal in another; "
                                 : std::string()) +
                            fmt::format("{}", fmt::join(trail, "; "));
+            } else if (history.skips == history.groups.size() && !history.lost) {
+                // Every group this node was in skipped on it (no GPU, not under MPI): the check
+                // does not apply here, which is not an error; the other checks are judged as usual.
+                r.verdict = core::Verdict::skip;
+                r.detail = history.skip_detail;
             } else {
                 r.verdict = core::Verdict::error;
                 r.detail =

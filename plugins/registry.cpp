@@ -16,6 +16,16 @@
 #if PREFLIGHT_WITH_GLOO
 #include "plugins/collective/gloo_allreduce.hpp"
 #endif
+#include "plugins/exec/nccl_tests.hpp"
+#if PREFLIGHT_WITH_CUDA
+#include "plugins/gpu/inventory.hpp"
+#endif
+#if PREFLIGHT_WITH_NCCL
+#include "plugins/collective/nccl_allreduce.hpp"
+#endif
+#if PREFLIGHT_WITH_MPI
+#include "plugins/collective/mpi_allreduce.hpp"
+#endif
 
 namespace preflight::plugins {
 
@@ -25,6 +35,12 @@ template <class T>
 std::unique_ptr<Check> make() {
     return std::make_unique<T>();
 }
+
+#if PREFLIGHT_WITH_NCCL
+std::unique_ptr<Check> make_nccl_local() {
+    return std::make_unique<NcclAllreduceCheck>(Scope::node);
+}
+#endif
 
 }  // namespace
 
@@ -38,6 +54,17 @@ const std::vector<CheckEntry>& builtin_checks() {
         {"link.pause", &make<PauseCheck>},
 #if PREFLIGHT_WITH_GLOO
         {"collective.gloo_allreduce", &make<GlooAllreduceCheck>},
+#endif
+        {"exec.nccl_tests", &make<NcclTestsCheck>},
+#if PREFLIGHT_WITH_CUDA
+        {"gpu.inventory", &make<GpuInventoryCheck>},
+#endif
+#if PREFLIGHT_WITH_NCCL
+        {"collective.nccl_allreduce", &make<NcclAllreduceCheck>},
+        {"collective.nccl_allreduce_local", &make_nccl_local},
+#endif
+#if PREFLIGHT_WITH_MPI
+        {"collective.mpi_allreduce", &make<MpiAllreduceCheck>},
 #endif
     };
     return k_checks;

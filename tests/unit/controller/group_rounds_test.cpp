@@ -231,3 +231,60 @@ TEST(GroupRounds, NeverAllPairs) {
 }
 
 }  // namespace
+
+// A group check whose prerequisite is absent everywhere (no GPU) skips on every node: the nodes'
+// result is `skip` with the check's reason, not `error`, so the other checks decide the verdict.
+TEST(GroupRounds, CheckThatSkipsEverywhereIsSkipNotError) {
+    StepRunner runner = [](const std::vector<StepRequest>& requests,
+                           std::chrono::steady_clock::time_point,
+                           const std::function<void(std::size_t, std::size_t)>&) {
+        std::vector<StepOutcome> out;
+        for (const auto& req : requests) {
+            StepOutcome o;
+            o.node = req.node;
+            o.result.check = req.check;
+            o.result.verdict = Verdict::skip;
+            o.result.detail = "no usable GPU: cudaGetDeviceCount: cudaErrorInsufficientDriver";
+            out.push_back(o);
+        }
+        return out;
+    };
+    auto outcome = run_group_check(runner, plan(), names(4), one_cohort(), {});
+    ASSERT_EQ(outcome.per_node.size(), 4u);
+    for (const auto& [node, result] : outcome.per_node) {
+        EXPECT_EQ(result.verdict, Verdict::skip) << node;
+        EXPECT_EQ(result.detail, "no usable GPU: cudaGetDeviceCount: cudaErrorInsufficientDriver");
+    }
+}
+
+// One node that skips (no GPU) does not turn its partner, whose step errored, into a skip.
+TEST(GroupRounds, OnlyTheSkippingNodeIsSkip) {
+    StepRunner runner = [](const std::vector<StepRequest>& requests,
+                           std::chrono::steady_clock::time_point,
+                           const std::function<void(std::size_t, std::size_t)>&) {
+        std::vector<StepOutcome> out;
+        for (const auto& req : requests) {
+            StepOutcome o;
+            o.node = req.node;
+            o.result.check = req.check;
+            const auto& m = req.group->members;
+            if (req.node == "h1") {
+                o.result.verdict = Verdict::skip;
+                o.result.detail = "no usable GPU";
+            } else if (std::find(m.begin(), m.end(), "h1") != m.end()) {
+                o.result.verdict = Verdict::error;
+                o.result.detail = "rendezvous: kv_get timed out";
+            } else {
+                o.result.verdict = Verdict::pass;
+                o.result.metrics["busbw_gbps"] = 10.0;
+            }
+            out.push_back(o);
+        }
+        return out;
+    };
+    auto outcome = run_group_check(runner, plan(), names(4), one_cohort(), {});
+    EXPECT_EQ(outcome.per_node.at("h1").verdict, Verdict::skip);
+    for (const auto& node : {"h2", "h3", "h4"}) {
+        EXPECT_NE(outcome.per_node.at(node).verdict, Verdict::skip) << node;
+    }
+}

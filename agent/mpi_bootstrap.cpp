@@ -1,0 +1,312 @@
+// The MPI bootstrap (see the header). MPI is only the launcher's rendezvous here: it carries the
+// node names and the token; checks run over the controller as usual, except
+// collective.mpi_allreduce, which uses MPI_COMM_WORLD's ranks. MPI is initialised
+// MPI_THREAD_SERIALIZED because checks run on the agent's worker thread, one at a time.
+#include "agent/mpi_bootstrap.hpp"
+
+#include <cstdio>
+#include <string_view>
+
+#if PREFLIGHT_WITH_MPI
+#include <arpa/inet.h>
+#include <mpi.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+#include <boost/asio.hpp>
+
+#include "agent/session.hpp"
+#include "core/auth.hpp"
+#include "core/inventory.hpp"
+#include "core/log.hpp"
+#include "core/process.hpp"
+#include "plugins/collective/mpi_world.hpp"
+#endif
+
+namespace preflight::agent {
+
+bool wants_bootstrap(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--bootstrap" || arg.rfind("--bootstrap=", 0) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+#if !PREFLIGHT_WITH_MPI
+
+int mpi_bootstrap_main(int, char**) {
+    std::fprintf(stderr,
+                 "preflight-agent: --bootstrap mpi: this agent was built without MPI "
+                 "(PREFLIGHT_WITH_MPI=OFF; install libopenmpi-dev and rebuild)\n");
+    return 2;
+}
+
+#else
+
+namespace {
+
+constexpr std::size_t k_name_max = 256;
+
+struct Shared {
+    char token[160] = {};
+    char address[64] = {};
+    int port = 0;
+    int ok = 0;  // 0: rank 0 could not start the controller; every rank exits 2
+};
+
+std::string short_hostname() {
+    char buf[k_name_max] = {};
+    ::gethostname(buf, sizeof(buf) - 1);
+    std::string name(buf);
+    return name.substr(0, name.find('.'));
+}
+
+// The IPv4 address the other ranks dial: the host name's first non-loopback IPv4 address, else
+// 127.0.0.1 (enough when every rank is on this host).
+std::string own_address() {
+    char host[k_name_max] = {};
+    ::gethostname(host, sizeof(host) - 1);
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    std::string fallback = "127.0.0.1";
+    if (::getaddrinfo(host, nullptr, &hints, &found) != 0) {
+        return fallback;
+    }
+    std::string chosen = fallback;
+    for (auto* a = found; a != nullptr; a = a->ai_next) {
+        char text[INET_ADDRSTRLEN] = {};
+        const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+        ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
+        if (std::string_view(text).rfind("127.", 0) != 0) {
+            chosen = text;
+            break;
+        }
+    }
+    ::freeaddrinfo(found);
+    return chosen;
+}
+
+// A port that was free a moment ago (the controller binds it right after).
+int pick_port(const std::string& listen) {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor acceptor(
+        io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address(listen), 0));
+    return acceptor.local_endpoint().port();
+}
+
+// Waits until the controller accepts connections (up to 30 s), so no rank dials too early and
+// a controller that failed (bad config: exit 2) stops every rank at once.
+bool wait_listening(core::ChildProcess& child, const std::string& listen, int port) {
+    const std::string host = listen == "0.0.0.0" ? "127.0.0.1" : listen;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < until) {
+        if (!child.running()) {
+            return false;
+        }
+        boost::asio::io_context io;
+        boost::asio::ip::tcp::socket socket(io);
+        boost::system::error_code ec;
+        socket.connect({boost::asio::ip::make_address(host), static_cast<unsigned short>(port)},
+                       ec);
+        if (!ec) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+}
+
+std::string sibling_binary(const char* name) {
+    std::error_code ec;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string(name) : (self.parent_path() / name).string();
+}
+
+}  // namespace
+
+int mpi_bootstrap_main(int argc, char** argv) {
+    CLI::App app{
+        "preflight-agent --bootstrap mpi: one agent per MPI rank; rank 0 hosts the "
+        "controller"};
+    std::string bootstrap;
+    std::string config, report_dir, json, controller_bin, advertise, listen = "0.0.0.0";
+    std::string log_level = "info";
+    AgentOptions options;
+    options.connect_timeout_s = 60.0;
+    app.add_option("--bootstrap", bootstrap, "launcher rendezvous: mpi")->required();
+    app.add_option("--config", config, "controller configuration (rank 0)");
+    app.add_option("--report-dir", report_dir, "report directory (rank 0)");
+    app.add_option("--json", json, "also write the JSON report here (rank 0)");
+    app.add_option("--controller-bin", controller_bin,
+                   "preflight executable (default: next to this agent)");
+    app.add_option("--advertise", advertise,
+                   "address the other ranks dial (default: rank 0's host address)");
+    app.add_option("--listen", listen, "controller listen address")->capture_default_str();
+    app.add_option("--sysfs-root", options.sysfs_root, "root for /sys and /proc readers");
+    app.add_option("--connect-timeout", options.connect_timeout_s, "seconds to keep dialing")
+        ->capture_default_str();
+    app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);
+        return rc == 0 ? 0 : 2;
+    }
+    if (bootstrap != "mpi") {
+        std::fprintf(stderr, "preflight-agent: --bootstrap wants 'mpi', got '%s'\n",
+                     bootstrap.c_str());
+        return 2;
+    }
+
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (provided < MPI_THREAD_SERIALIZED) {
+        if (rank == 0) {
+            std::fprintf(stderr, "preflight-agent: MPI provides thread level %d, need SERIALIZED\n",
+                         provided);
+        }
+        MPI_Finalize();
+        return 2;
+    }
+
+    // Node names: the short host name, unique per rank when several ranks share a host.
+    std::vector<char> mine(k_name_max, '\0');
+    const std::string host = short_hostname();
+    std::memcpy(mine.data(), host.data(), std::min(host.size(), k_name_max - 1));
+    std::vector<char> all(k_name_max * static_cast<std::size_t>(size), '\0');
+    MPI_Allgather(mine.data(), static_cast<int>(k_name_max), MPI_CHAR, all.data(),
+                  static_cast<int>(k_name_max), MPI_CHAR, MPI_COMM_WORLD);
+    std::vector<std::string> hosts, nodes;
+    for (int r = 0; r < size; ++r) {
+        hosts.emplace_back(all.data() + static_cast<std::size_t>(r) * k_name_max);
+    }
+    const bool shared = std::set<std::string>(hosts.begin(), hosts.end()).size() < hosts.size();
+    for (int r = 0; r < size; ++r) {
+        nodes.push_back(shared ? hosts[r] + "-r" + std::to_string(r) : hosts[r]);
+    }
+    options.node = nodes[static_cast<std::size_t>(rank)];
+
+    if (auto st = core::init_logging(log_level, core::LogFormat::text, "agent:" + options.node);
+        !st) {
+        std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
+    }
+    ::signal(SIGPIPE, SIG_IGN);
+
+    Shared shared_info;
+    core::ChildProcess controller;
+    if (rank == 0) {
+        bool valid = true;
+        std::string names;
+        for (const auto& n : nodes) {
+            if (!core::valid_node_name(n)) {
+                spdlog::error("MPI bootstrap: host name '{}' is not a valid node name", n);
+                valid = false;
+            }
+            names += (names.empty() ? "" : ",") + n;
+        }
+        const std::string token = core::random_hex(32);
+        const std::string address = advertise.empty() ? own_address() : advertise;
+        int port = 0;
+        try {
+            port = pick_port(listen);
+        } catch (const std::exception& e) {
+            spdlog::error("MPI bootstrap: no free port on {}: {}", listen, e.what());
+            valid = false;
+        }
+        if (valid) {
+            std::vector<std::string> argv_c = {
+                controller_bin.empty() ? sibling_binary("preflight") : controller_bin,
+                "--log-level",
+                log_level,
+                "run",
+                "--launcher",
+                "connect",
+                "--nodes",
+                names,
+                "--listen",
+                listen,
+                "--port",
+                std::to_string(port),
+                "--advertise",
+                address,
+                "--no-progress"};
+            for (const auto& [flag, value] :
+                 {std::pair<const char*, std::string>{"--config", config},
+                  {"--report-dir", report_dir},
+                  {"--json", json}}) {
+                if (!value.empty()) {
+                    argv_c.insert(argv_c.end(), {flag, value});
+                }
+            }
+            auto child = core::ChildProcess::spawn(argv_c, {{core::k_token_env, token}}, "");
+            if (!child) {
+                spdlog::error("MPI bootstrap: cannot start the controller: {}",
+                              child.error().message);
+            } else if (!wait_listening(child.value(), listen, port)) {
+                spdlog::error("MPI bootstrap: the controller did not start listening on port {}",
+                              port);
+            } else {
+                controller = std::move(child.value());
+                std::snprintf(shared_info.token, sizeof(shared_info.token), "%s", token.c_str());
+                std::snprintf(shared_info.address, sizeof(shared_info.address), "%s",
+                              address.c_str());
+                shared_info.port = port;
+                shared_info.ok = 1;
+                spdlog::info("MPI bootstrap: controller pid {} on {}:{} for {} ranks",
+                             controller.pid(), address, port, size);
+            }
+        }
+    }
+    MPI_Bcast(&shared_info, sizeof(shared_info), MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (shared_info.ok == 0) {
+        MPI_Finalize();
+        return 2;
+    }
+    plugins::set_mpi_world(plugins::MpiWorld{rank, nodes});
+    options.controller_host = shared_info.address;
+    options.controller_port = shared_info.port;
+    options.token = shared_info.token;
+    if (rank == 0 && options.controller_host == "0.0.0.0") {
+        options.controller_host = "127.0.0.1";
+    }
+
+    int rc = run_agent(options);
+    if (rank == 0) {
+        // The controller ends after it has told every agent to shut down and written the report.
+        // Bounded: a controller that does not finish within 10 minutes of its agents is stopped,
+        // and the run is inconclusive (exit 4) rather than a job step that never ends.
+        if (!controller.wait_for(std::chrono::minutes(10))) {
+            spdlog::error("MPI bootstrap: the controller did not exit; stopping it");
+            controller.terminate();
+        }
+        const auto status = controller.exit_status();
+        rc = status && WIFEXITED(*status) ? WEXITSTATUS(*status) : 4;
+    }
+    MPI_Finalize();
+    return rc;
+}
+
+#endif
+
+}  // namespace preflight::agent

@@ -1,0 +1,15 @@
+// `mpirun ... preflight-agent --bootstrap mpi [--config FILE] [--report-dir DIR] [--json FILE]`:
+// every MPI rank becomes one agent. Rank 0 also hosts the controller: it names the nodes (host
+// name, plus "-r<rank>" when ranks share a host), makes a fresh token, starts `preflight run
+// --launcher connect` for exactly those nodes (token through the environment), and broadcasts
+// token, address and port; then every rank dials in as a normal agent and the plan is the same as
+// any run. Rank 0 exits with the controller's exit code.
+#pragma once
+
+namespace preflight::agent {
+
+// True when argv asks for a bootstrap (`--bootstrap`, `--bootstrap=...`).
+bool wants_bootstrap(int argc, char** argv);
+int mpi_bootstrap_main(int argc, char** argv);
+
+}  // namespace preflight::agent

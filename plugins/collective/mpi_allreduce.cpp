@@ -1,0 +1,166 @@
+// collective.mpi_allreduce: see the header. MPI calls cannot be interrupted: a hung peer leaves
+// this check blocked, and the agent session's hang watchdog reports the step as `error`.
+#include "plugins/collective/mpi_allreduce.hpp"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <functional>
+#include <sstream>
+#include <string>
+
+#include "core/busbw.hpp"
+#include "plugins/collective/mpi_world.hpp"
+
+namespace preflight::plugins {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t k_period = 13;  // same pattern as the Gloo and NCCL checks
+
+core::CheckResult make_result(core::Verdict verdict, std::string detail) {
+    core::CheckResult result;
+    result.verdict = verdict;
+    result.detail = std::move(detail);
+    return result;
+}
+
+std::string mpi_error(const char* call, int rc) {
+    char text[MPI_MAX_ERROR_STRING] = {};
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    return std::string(call) + ": " + std::string(text, static_cast<std::size_t>(len));
+}
+
+}  // namespace
+
+std::vector<core::ParamSpec> MpiAllreduceCheck::params() const {
+    using core::ParamType;
+    return {
+        {"bytes", ParamType::integer, 67108864, "message size in bytes (float32 elements x 4)"},
+        {"warmup", ParamType::integer, 1, "untimed iterations before the timed ones"},
+        {"iters", ParamType::integer, 3, "timed iterations; the figure is their mean"},
+        {"timeout_s", ParamType::number, 60.0, "deadline of the step"},
+    };
+}
+
+core::CheckResult MpiAllreduceCheck::run_impl(const CheckContext& ctx,
+                                              const nlohmann::json& params) {
+    const MpiWorld* world = mpi_world();
+    if (world == nullptr) {
+        return make_result(
+            core::Verdict::skip,
+            "agent not started under MPI (mpirun ... preflight-agent --bootstrap mpi)");
+    }
+    const int ranks = ctx.group.size();
+    if (ranks < 2) {
+        return make_result(core::Verdict::skip, "group of 1 rank: nothing to all-reduce");
+    }
+    const auto bytes = params.at("bytes").get<long long>();
+    const auto warmup = params.at("warmup").get<long long>();
+    const auto iters = params.at("iters").get<long long>();
+    if (bytes < 4 || bytes % 4 != 0 || warmup < 0 || iters < 1) {
+        return make_result(core::Verdict::error,
+                           "need bytes a positive multiple of 4, warmup >= 0, iters >= 1");
+    }
+    std::vector<int> world_ranks;
+    for (const auto& member : ctx.group.members) {
+        const int r = world->rank_of(member);
+        if (r < 0) {
+            return make_result(core::Verdict::error,
+                               "group member " + member + " is not a rank of this MPI job");
+        }
+        world_ranks.push_back(r);
+    }
+    if (world_ranks[static_cast<std::size_t>(ctx.group.rank)] != world->rank) {
+        return make_result(core::Verdict::error,
+                           "controller rank of " + ctx.node + " does not match its MPI rank");
+    }
+
+    // Concurrent groups of one round are disjoint; the tag still differs per group id.
+    const int tag = static_cast<int>(std::hash<std::string>{}(ctx.group.id) & 0x3fff);
+    MPI_Group world_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    MPI_Group_incl(world_group, ranks, world_ranks.data(), &group);
+    int rc = MPI_Comm_create_group(MPI_COMM_WORLD, group, tag, &comm);
+    MPI_Group_free(&group);
+    MPI_Group_free(&world_group);
+    if (rc != MPI_SUCCESS || comm == MPI_COMM_NULL) {
+        return make_result(core::Verdict::error, mpi_error("MPI_Comm_create_group", rc));
+    }
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    struct FreeComm {
+        MPI_Comm* comm;
+        ~FreeComm() { MPI_Comm_free(comm); }
+    } free_comm{&comm};
+
+    const auto count = static_cast<std::size_t>(bytes / 4);
+    const int rank = ctx.group.rank;
+    std::vector<float> buffer(count);
+    const int expected_factor = ranks * (ranks + 1) / 2;
+    bool bad = false;
+    std::string first_bad;
+    double timed = 0.0;
+    for (long long it = 0; it < warmup + iters; ++it) {
+        for (std::size_t i = 0; i < count; ++i) {
+            buffer[i] = static_cast<float>((rank + 1) * static_cast<int>(i % k_period + 1));
+        }
+        if ((rc = MPI_Barrier(comm)) != MPI_SUCCESS) {
+            return make_result(core::Verdict::error, mpi_error("MPI_Barrier", rc));
+        }
+        const auto start = Clock::now();
+        rc = MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM,
+                           comm);
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        if (rc != MPI_SUCCESS) {
+            return make_result(core::Verdict::error, mpi_error("MPI_Allreduce", rc));
+        }
+        if (it >= warmup) {
+            timed += seconds;
+        }
+        for (std::size_t i = 0; !bad && i < count; ++i) {
+            const auto want =
+                static_cast<float>(expected_factor * static_cast<int>(i % k_period + 1));
+            if (buffer[i] != want) {
+                bad = true;
+                std::ostringstream out;
+                out << "element " << i << ": got " << buffer[i] << " expected " << want;
+                first_bad = out.str();
+            }
+        }
+    }
+    // Slowest rank's mean, and whether any rank saw bad data.
+    double summary[2] = {timed / static_cast<double>(iters), bad ? 1.0 : 0.0};
+    if ((rc = MPI_Allreduce(MPI_IN_PLACE, summary, 2, MPI_DOUBLE, MPI_MAX, comm)) != MPI_SUCCESS) {
+        return make_result(core::Verdict::error, mpi_error("MPI_Allreduce (summary)", rc));
+    }
+    core::CheckResult result;
+    result.metrics["rank"] = rank;
+    result.metrics["ranks"] = ranks;
+    result.metrics["bytes"] = static_cast<double>(bytes);
+    if (summary[1] > 0.0) {
+        result.verdict = core::Verdict::fail;
+        result.detail = "data check failed" + (bad ? ": " + first_bad : " on another rank");
+        return result;
+    }
+    const double mean = summary[0];
+    if (!(mean > 0.0)) {
+        return make_result(core::Verdict::error, "timer reported no elapsed time");
+    }
+    const auto ubytes = static_cast<std::uint64_t>(bytes);
+    result.metrics["seconds_per_iter"] = mean;
+    result.metrics["algbw_gbps"] = core::algbw_gbps(ubytes, mean);
+    result.metrics["busbw_gbps"] = core::allreduce_busbw_gbps(ubytes, mean, ranks);
+    result.verdict = core::Verdict::pass;
+    std::ostringstream detail;
+    detail.precision(4);
+    detail << ranks << " MPI ranks, " << bytes << " bytes: busBW " << result.metrics["busbw_gbps"]
+           << " GB/s, algBW " << result.metrics["algbw_gbps"] << " GB/s, " << mean
+           << " s/iter (slowest rank's mean of " << iters << "), verified";
+    result.detail = detail.str();
+    return result;
+}
+
+}  // namespace preflight::plugins

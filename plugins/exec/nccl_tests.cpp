@@ -1,0 +1,167 @@
+// exec.nccl_tests: see the header. The binary's own exit status is data: a non-zero exit is a
+// failed test (with the output's error line when there is one), never "could not run".
+#include "plugins/exec/nccl_tests.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/process.hpp"
+#include "plugins/exec/nccl_tests_parser.hpp"
+
+namespace preflight::plugins {
+
+namespace {
+
+// An executable path: as given when it contains a slash, else the first match on $PATH.
+std::string find_executable(const std::string& name) {
+    if (name.empty()) {
+        return {};
+    }
+    if (name.find('/') != std::string::npos) {
+        return ::access(name.c_str(), X_OK) == 0 ? name : std::string();
+    }
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs(path != nullptr ? path : "");
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+        const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+        if (::access(candidate.c_str(), X_OK) == 0) {
+            return candidate;
+        }
+    }
+    return {};
+}
+
+std::string tail(const std::string& text, std::size_t n) {
+    return text.size() <= n ? text : "..." + text.substr(text.size() - n);
+}
+
+}  // namespace
+
+std::vector<core::ParamSpec> NcclTestsCheck::params() const {
+    using core::ParamType;
+    return {
+        {"binary", ParamType::string, "all_reduce_perf",
+         "all_reduce_perf to run: a path, or a name looked up on $PATH"},
+        {"launcher", ParamType::string_list, nlohmann::json::array(),
+         "argv put in front of the binary, e.g. [mpirun, -np, \"16\", --hostfile, hosts]"},
+        {"bytes", ParamType::integer, 1073741824LL, "the size whose row is judged (-b = -e)"},
+        {"gpus", ParamType::integer, 0, "-g: GPUs per process; 0 leaves the binary's default"},
+        {"warmup", ParamType::integer, 5, "-w warm-up iterations"},
+        {"iters", ParamType::integer, 20, "-n timed iterations"},
+        {"check_data", ParamType::boolean, true, "-c 1: count wrong elements"},
+        {"json", ParamType::boolean, true, "ask for -J FILE.json and judge from it"},
+        {"extra_args", ParamType::string_list, nlohmann::json::array(),
+         "further arguments for the binary"},
+        {"timeout_s", ParamType::number, 600.0, "the binary is killed after this"},
+    };
+}
+
+std::vector<std::string> NcclTestsCheck::command(const nlohmann::json& params,
+                                                 const std::string& binary,
+                                                 const std::string& json_path) {
+    std::vector<std::string> argv;
+    for (const auto& word : params.at("launcher")) {
+        argv.push_back(word.get<std::string>());
+    }
+    const auto bytes = std::to_string(params.at("bytes").get<long long>());
+    argv.insert(argv.end(), {binary, "-b", bytes, "-e", bytes, "-f", "2", "-w",
+                             std::to_string(params.at("warmup").get<long long>()), "-n",
+                             std::to_string(params.at("iters").get<long long>()), "-c",
+                             params.at("check_data").get<bool>() ? "1" : "0"});
+    if (const auto gpus = params.at("gpus").get<long long>(); gpus > 0) {
+        argv.insert(argv.end(), {"-g", std::to_string(gpus)});
+    }
+    if (!json_path.empty()) {
+        argv.insert(argv.end(), {"-J", json_path});
+    }
+    for (const auto& word : params.at("extra_args")) {
+        argv.push_back(word.get<std::string>());
+    }
+    return argv;
+}
+
+core::CheckResult NcclTestsCheck::run_impl(const CheckContext& ctx, const nlohmann::json& params) {
+    core::CheckResult result;
+    const auto name = params.at("binary").get<std::string>();
+    const auto binary = find_executable(name);
+    if (binary.empty()) {
+        result.verdict = core::Verdict::skip;
+        result.detail = "nccl-tests binary '" + name + "' not found or not executable";
+        return result;
+    }
+    const long long bytes = params.at("bytes").get<long long>();
+    if (bytes < 1) {
+        result.verdict = core::Verdict::error;
+        result.detail = "bytes must be positive";
+        return result;
+    }
+
+    std::string json_path;
+    std::filesystem::path dir;
+    if (params.at("json").get<bool>()) {
+        // nccl-tests opens the file with "wx" and picks another name if it exists: use a fresh
+        // directory so the name is ours.
+        char templ[] = "/tmp/preflight-nccl-tests-XXXXXX";
+        if (::mkdtemp(templ) != nullptr) {
+            dir = templ;
+            json_path = (dir / "all_reduce.json").string();
+        }
+    }
+    struct Cleanup {
+        std::filesystem::path dir;
+        ~Cleanup() {
+            std::error_code ec;
+            if (!dir.empty()) {
+                std::filesystem::remove_all(dir, ec);
+            }
+        }
+    } cleanup{dir};
+
+    core::ProcessOptions options;
+    const double limit = std::min(params.at("timeout_s").get<double>(), ctx.seconds_left());
+    options.timeout = std::chrono::milliseconds(static_cast<long long>(limit * 1000));
+    const auto argv = command(params, binary, json_path);
+    auto ran = core::run_process(argv, options);
+    if (!ran) {
+        result.verdict = core::Verdict::error;
+        result.detail = "cannot start " + binary + ": " + ran.error().message;
+        return result;
+    }
+
+    NcclTestsOutput parsed = parse_nccl_tests_text(ran->output);
+    std::string source = "text";
+    if (!json_path.empty()) {
+        std::ifstream in(json_path);
+        if (in) {
+            std::stringstream buffer;
+            buffer << in.rdbuf();
+            auto from_json = parse_nccl_tests_json(buffer.str());
+            if (from_json) {
+                // The text's error lines (CUDA/NCCL failures on any rank) count even when the JSON
+                // writer on rank 0 finished.
+                auto errors = parsed.errors;
+                parsed = std::move(*from_json);
+                parsed.errors.insert(parsed.errors.end(), errors.begin(), errors.end());
+                source = "json";
+            }
+        }
+    }
+    result = judge_nccl_tests(parsed, bytes);
+    if (!ran->ok()) {
+        result.verdict = core::Verdict::fail;
+        result.detail = binary + " " + ran->describe() + ": " +
+                        (parsed.errors.empty() ? tail(ran->output, 400) : parsed.errors.front());
+    }
+    result.detail += " [" + source + "]";
+    if (parsed.avg_busbw) {
+        result.metrics["sweep_avg_busbw_gbps"] = *parsed.avg_busbw;  // reported, never judged
+    }
+    return result;
+}
+
+}  // namespace preflight::plugins

@@ -1,0 +1,31 @@
+// exec.nccl_tests: runs a site's existing all_reduce_perf (path from config, optionally behind a
+// launcher such as mpirun) at one size with argv only and a deadline, then judges the row at that
+// size from its -J JSON (or, when that is missing, its text table). Missing binary -> skip;
+// non-zero exit, error lines, missing rows, wrong elements or cut-short output -> fail.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plugins/check.hpp"
+
+namespace preflight::plugins {
+
+class NcclTestsCheck final : public Check {
+  public:
+    static constexpr std::string_view k_name = "exec.nccl_tests";
+
+    std::string_view name() const override { return k_name; }
+    Scope scope() const override { return Scope::node; }
+    std::vector<core::ParamSpec> params() const override;
+
+    // The argv the check runs (exposed for tests); json_path is where -J writes.
+    static std::vector<std::string> command(const nlohmann::json& params, const std::string& binary,
+                                            const std::string& json_path);
+
+  protected:
+    core::CheckResult run_impl(const CheckContext& ctx, const nlohmann::json& params) override;
+};
+
+}  // namespace preflight::plugins

@@ -1,0 +1,24 @@
+# GPU-path tests (issue 5), included from tests/CMakeLists.txt. tests/unit/gpu/*_test.cpp carry
+# the `gpu` label and skip with the reason when no device is usable; the fake NVML library lets
+# the dlopen loader be tested here.
+add_library(fake_nvml SHARED unit/gpu/fake_nvml.cpp)
+set_target_properties(fake_nvml PROPERTIES OUTPUT_NAME fake-nvidia-ml)
+target_compile_definitions(gpu_inventory_test PRIVATE PREFLIGHT_FAKE_NVML="$<TARGET_FILE:fake_nvml>")
+add_dependencies(gpu_inventory_test fake_nvml)
+
+# Built only with CUDA: they call the CUDA runtime directly.
+set(gpu_tests "")
+if(PREFLIGHT_WITH_CUDA)
+  file(GLOB gpu_tests CONFIGURE_DEPENDS unit/gpu/*_test.cpp)
+endif()
+foreach(t ${gpu_tests})
+  preflight_add_test(${t} gpu preflight_agent preflight_plugins)
+endforeach()
+if(PREFLIGHT_WITH_CUDA)
+  # These tests ask the CUDA runtime themselves whether a device is usable.
+  target_link_libraries(nccl_allreduce_test PRIVATE CUDA::cudart_static)
+  target_link_libraries(nccl_allreduce_gpu_test PRIVATE CUDA::cudart_static)
+endif()
+if(PREFLIGHT_WITH_CUDA AND TARGET gpu_skip_agent_test)
+  target_link_libraries(gpu_skip_agent_test PRIVATE CUDA::cudart_static)
+endif()

@@ -1,0 +1,125 @@
+// exec.nccl_tests end to end against a stand-in all_reduce_perf (a shell script that prints a
+// saved output, writes the -J document and exits with a chosen status): argv, skip when absent,
+// judging from JSON and from text, non-zero exit and deadline.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "plugins/exec/nccl_tests.hpp"
+
+namespace preflight::plugins {
+namespace {
+
+const std::string k_fixtures = std::string(PREFLIGHT_SOURCE_DIR) + "/tests/fixtures/nccl_tests/";
+
+class NcclTestsCheckTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        m_dir = std::filesystem::temp_directory_path() /
+                ("pf-nccl-tests-" + std::to_string(::getpid()));
+        std::filesystem::create_directories(m_dir);
+    }
+    void TearDown() override { std::filesystem::remove_all(m_dir); }
+
+    // A fake binary: prints text_fixture, copies json_fixture to the -J path, records argv.
+    std::string fake(const std::string& text_fixture, const std::string& json_fixture, int rc,
+                     const std::string& extra = "") {
+        const auto path = (m_dir / "all_reduce_perf").string();
+        std::ofstream out(path);
+        out << "#!/bin/sh\n"
+            << "echo \"$@\" > '" << (m_dir / "argv").string() << "'\n"
+            << "json=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -J ] && json=$2; shift; done\n"
+            << extra << "cat '" << k_fixtures << text_fixture << "'\n";
+        if (!json_fixture.empty()) {
+            out << "[ -n \"$json\" ] && cp '" << k_fixtures << json_fixture << "' \"$json\"\n";
+        }
+        out << "exit " << rc << "\n";
+        out.close();
+        ::chmod(path.c_str(), 0755);
+        return path;
+    }
+
+    core::CheckResult run(const nlohmann::json& params) {
+        NcclTestsCheck check;
+        CheckContext ctx;
+        ctx.node = "gpu001";
+        ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        return check.run(ctx, params);
+    }
+
+    std::string argv_seen() {
+        std::ifstream in(m_dir / "argv");
+        std::string line;
+        std::getline(in, line);
+        return line;
+    }
+
+    std::filesystem::path m_dir;
+};
+
+TEST_F(NcclTestsCheckTest, MissingBinaryIsSkip) {
+    auto r = run({{"binary", (m_dir / "nope").string()}});
+    EXPECT_EQ(r.verdict, core::Verdict::skip);
+    EXPECT_NE(r.detail.find("not found"), std::string::npos);
+    auto on_path = run({{"binary", "all_reduce_perf_surely_absent"}});
+    EXPECT_EQ(on_path.verdict, core::Verdict::skip);
+}
+
+TEST_F(NcclTestsCheckTest, JudgesTheJsonRowAndPassesTheSizeAndLauncher) {
+    auto bin = fake("single_node_8gpu.txt", "single_node_8gpu.json", 0);
+    auto r = run({{"binary", bin},
+                  {"launcher", {"env", "NCCL_DEBUG=WARN"}},
+                  {"gpus", 8},
+                  {"extra_args", {"-a", "1"}}});
+    EXPECT_EQ(r.verdict, core::Verdict::pass) << r.detail;
+    EXPECT_NE(r.detail.find("[json]"), std::string::npos) << r.detail;
+    EXPECT_NEAR(r.metrics.at("busbw_gbps"), 359.451, 0.01);
+    EXPECT_NEAR(r.metrics.at("sweep_avg_busbw_gbps"), 305.05, 0.01);
+    const auto argv = argv_seen();
+    EXPECT_EQ(argv.rfind("-b 1073741824 -e 1073741824 -f 2 -w 5 -n 20 -c 1 -g 8 -J /tmp/", 0), 0u)
+        << argv;
+    EXPECT_NE(argv.find(".json -a 1"), std::string::npos) << argv;
+}
+
+TEST_F(NcclTestsCheckTest, FallsBackToTextWithoutJson) {
+    auto bin = fake("multi_node_16gpu.txt", "", 0);
+    auto r = run({{"binary", bin}, {"bytes", 8LL << 30}, {"json", false}});
+    EXPECT_EQ(r.verdict, core::Verdict::pass) << r.detail;
+    EXPECT_NE(r.detail.find("[text]"), std::string::npos);
+    EXPECT_EQ(r.metrics.at("ranks"), 16);
+    EXPECT_EQ(argv_seen().find("-J"), std::string::npos);
+}
+
+TEST_F(NcclTestsCheckTest, NonZeroExitFailsWithTheErrorLine) {
+    auto bin = fake("nccl_error.txt", "", 3);
+    auto r = run({{"binary", bin}});
+    EXPECT_EQ(r.verdict, core::Verdict::fail);
+    EXPECT_NE(r.detail.find("exit 3"), std::string::npos) << r.detail;
+    EXPECT_NE(r.detail.find("Test NCCL failure"), std::string::npos) << r.detail;
+}
+
+TEST_F(NcclTestsCheckTest, WrongDataAndTruncationFail) {
+    auto bad = run({{"binary", fake("data_check_failed.txt", "", 0)}, {"json", false}});
+    EXPECT_EQ(bad.verdict, core::Verdict::fail);
+    EXPECT_NE(bad.detail.find("wrong elements"), std::string::npos) << bad.detail;
+    // The JSON is cut short and the text has no 1 GiB row: fail, never pass.
+    auto cut = run({{"binary", fake("truncated.txt", "truncated.json", 0)}});
+    EXPECT_EQ(cut.verdict, core::Verdict::fail);
+    EXPECT_NE(cut.detail.find("no result row"), std::string::npos) << cut.detail;
+}
+
+TEST_F(NcclTestsCheckTest, HungBinaryIsKilledAtTheTimeout) {
+    auto bin = fake("single_node_8gpu.txt", "", 0, "sleep 30\n");
+    const auto start = std::chrono::steady_clock::now();
+    auto r = run({{"binary", bin}, {"timeout_s", 0.5}});
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    EXPECT_EQ(r.verdict, core::Verdict::fail);
+    EXPECT_NE(r.detail.find("timed out"), std::string::npos) << r.detail;
+}
+
+}  // namespace
+}  // namespace preflight::plugins
