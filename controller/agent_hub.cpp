@@ -34,11 +34,34 @@ AgentHub::AgentHub(asio::io_context& io, HubOptions options)
     : m_io(io), m_options(std::move(options)), m_timer(io) {}
 
 void AgentHub::accept(asio::ip::tcp::socket socket) {
+    // Only under a flood does the total exceed what the run needs; then make room for this one.
+    if (m_connections.size() >= m_options.expected.size() + m_options.spare_unauthenticated) {
+        shed_unauthenticated("too many unauthenticated connections");
+    }
     auto conn = std::make_shared<Connection>(std::move(socket), *this);
     conn->nonce = core::random_hex(16);
     m_connections.insert(conn);
     conn->start();
     conn->send(core::msg::Challenge{conn->nonce});
+}
+
+bool AgentHub::shed_unauthenticated(const std::string& why) {
+    ConnectionPtr oldest;
+    for (const auto& conn : m_connections) {
+        if (!conn->authenticated && conn->open() &&
+            (!oldest || conn->last_received() < oldest->last_received())) {
+            oldest = conn;
+        }
+    }
+    if (!oldest) {
+        return false;
+    }
+    if (m_shed++ % 1000 == 0) {  // a flood must not flood the log too
+        spdlog::warn("closing unauthenticated connection {}: {} ({} closed so far)", oldest->peer(),
+                     why, m_shed);
+    }
+    oldest->close(why);
+    return true;
 }
 
 void AgentHub::start_timers() {

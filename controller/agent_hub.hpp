@@ -4,6 +4,7 @@
 // thread, so long waits never stall the I/O loop.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -30,6 +31,9 @@ struct HubOptions {
     std::set<std::string> expected;  // node names allowed to join
     double heartbeat_s = 2.0;        // a peer silent for 3 intervals is lost
     double hello_timeout_s = 10.0;   // an unauthenticated connection is closed after this
+    // Unauthenticated connections held at once beyond the expected agents; past it the oldest is
+    // closed, so a flood of silent connections cannot keep real agents out.
+    std::size_t spare_unauthenticated = 256;
 };
 
 struct StepRequest {
@@ -53,6 +57,10 @@ class AgentHub final : public ConnectionHandler {
 
     // I/O thread: a freshly accepted connection.
     void accept(boost::asio::ip::tcp::socket socket);
+    // I/O thread: closes the oldest unauthenticated connection (out of file descriptors, or over
+    // the limit of HubOptions::spare_unauthenticated); false when there is none.
+    bool shed_unauthenticated(const std::string& why);
+    std::uint64_t shed_count() const { return m_shed.load(); }
     void start_timers();
 
     // Thread-safe. Waits until every expected node authenticated, the deadline passed, or
@@ -124,6 +132,7 @@ class AgentHub final : public ConnectionHandler {
     std::set<std::string> m_connected;
     std::map<std::string, std::string> m_lost;
     std::function<void(std::size_t, std::size_t)> m_progress;
+    std::atomic<std::uint64_t> m_shed{0};  // unauthenticated connections closed to make room
 };
 
 }  // namespace preflight::controller

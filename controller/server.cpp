@@ -1,5 +1,7 @@
 #include "controller/server.hpp"
 
+#include <cerrno>
+
 #include <spdlog/spdlog.h>
 
 #include "core/fd_limit.hpp"
@@ -9,7 +11,10 @@ namespace preflight::controller {
 namespace asio = boost::asio;
 
 Server::Server(HubOptions options)
-    : m_acceptor(m_io), m_hub_expected(options.expected.size()), m_hub(m_io, std::move(options)) {}
+    : m_acceptor(m_io),
+      m_accept_retry(m_io),
+      m_hub_expected(options.expected.size()),
+      m_hub(m_io, std::move(options)) {}
 
 Server::~Server() {
     stop();
@@ -70,10 +75,27 @@ void Server::accept_next() {
         }
         if (!ec) {
             m_hub.accept(std::move(socket));
-        } else {
-            spdlog::warn("accept failed: {}", ec.message());
+            accept_next();
+            return;
         }
-        accept_next();
+        // Out of file descriptors (a flood of silent connections, or a low limit): free one held
+        // by an unauthenticated peer and retry at once; otherwise back off briefly instead of
+        // spinning on an error that will not clear by itself.
+        const bool out_of_fds = ec == asio::error::no_descriptors || ec.value() == ENFILE ||
+                                ec == asio::error::no_buffer_space;
+        if (out_of_fds && m_hub.shed_unauthenticated("out of file descriptors")) {
+            accept_next();
+            return;
+        }
+        if (m_accept_errors++ % 100 == 0) {
+            spdlog::warn("accept failed: {} (retrying every 50 ms)", ec.message());
+        }
+        m_accept_retry.expires_after(std::chrono::milliseconds(50));
+        m_accept_retry.async_wait([this](boost::system::error_code wait_ec) {
+            if (!wait_ec && m_acceptor.is_open()) {
+                accept_next();
+            }
+        });
     });
 }
 
@@ -86,6 +108,7 @@ void Server::stop() {
     asio::post(m_io, [this] {
         boost::system::error_code ignored;
         m_acceptor.close(ignored);
+        m_accept_retry.cancel();
     });
     // Give queued shutdown frames a moment to flush, then stop the loop.
     auto guard_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);

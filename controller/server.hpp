@@ -31,6 +31,8 @@ class Server {
 
     boost::asio::io_context m_io;
     boost::asio::ip::tcp::acceptor m_acceptor;
+    boost::asio::steady_timer m_accept_retry;  // back-off after a failed accept
+    std::uint64_t m_accept_errors = 0;
     std::size_t m_hub_expected = 0;  // agents the run expects (for the open-file limit)
     AgentHub m_hub;
     std::thread m_thread;

@@ -95,19 +95,24 @@ inline pid_t read_pid(const std::string& path) {
     return pid;
 }
 
+struct FabricRunOptions {
+    std::string rate = "400mbit";  // every host's link
+    // Acts on the fabric before the controller starts (a failed assertion fails the test).
+    std::function<void(const controller::Fabric&)> before_run;
+    std::vector<std::string> wrapper;  // argv prefix for the controller, e.g. prlimit
+};
+
 // One `preflight run --launcher local` inside a fresh fabric's head namespace.
 class FabricRun {
   public:
-    // hosts at `rate` each; config is the run config's YAML text; before_run acts on the fabric
-    // before the controller starts (a failed assertion inside it fails the test).
-    static std::optional<FabricRun> start(
-        const std::string& tag, int hosts, const std::string& config_yaml,
-        const std::string& rate = "400mbit",
-        const std::function<void(const controller::Fabric&)>& before_run = {}) {
+    // config is the run config's YAML text.
+    static std::optional<FabricRun> start(const std::string& tag, int hosts,
+                                          const std::string& config_yaml,
+                                          const FabricRunOptions& options = FabricRunOptions()) {
         controller::FabricSpec spec;
         spec.name = "pft" + std::to_string(::getpid() % 100000);
         spec.hosts = hosts;
-        spec.default_rate = rate;
+        spec.default_rate = options.rate;
         auto fabric = controller::Fabric::create(spec);
         if (!fabric) {
             ADD_FAILURE() << fabric.error().message;
@@ -121,18 +126,19 @@ class FabricRun {
             ADD_FAILURE() << "cannot write the run's inventory or config in " << run.m_dir;
             return std::nullopt;
         }
-        if (before_run) {
-            before_run(run.m_fabric);
+        if (options.before_run) {
+            options.before_run(run.m_fabric);
             if (::testing::Test::HasFatalFailure()) {
                 return std::nullopt;
             }
         }
         run.m_started = std::chrono::steady_clock::now();
-        auto child = core::ChildProcess::spawn(
-            {"ip", "netns", "exec", run.m_fabric.head_netns(), k_preflight_bin, "run",
-             "--inventory", inventory, "--config", config, "--launcher", "local", "--report-dir",
-             run.report_dir(), "--no-progress"},
-            {}, run.m_dir + "/controller.log");
+        std::vector<std::string> argv = {"ip", "netns", "exec", run.m_fabric.head_netns()};
+        argv.insert(argv.end(), options.wrapper.begin(), options.wrapper.end());
+        argv.insert(argv.end(),
+                    {k_preflight_bin, "run", "--inventory", inventory, "--config", config,
+                     "--launcher", "local", "--report-dir", run.report_dir(), "--no-progress"});
+        auto child = core::ChildProcess::spawn(argv, {}, run.m_dir + "/controller.log");
         if (!child) {
             ADD_FAILURE() << child.error().message;
             return std::nullopt;

@@ -165,8 +165,10 @@ class AgentHubTest : public ::testing::Test {
   protected:
     static void SetUpTestSuite() { spdlog::set_level(spdlog::level::warn); }
 
-    void start(double heartbeat_s = 1.0, double hello_timeout_s = 2.0) {
+    void start(double heartbeat_s = 1.0, double hello_timeout_s = 2.0,
+               std::size_t spare_unauthenticated = 256) {
         HubOptions options;
+        options.spare_unauthenticated = spare_unauthenticated;
         options.token = k_token;
         options.run_id = "run-test";
         options.expected = {"n1", "n2"};
@@ -414,6 +416,25 @@ TEST_F(AgentHubTest, SilentConnectionWithoutHelloIsClosed) {
     auto start = Clock::now();
     EXPECT_TRUE(client.wait_closed(3s));
     EXPECT_GE(Clock::now() - start, 200ms);
+}
+
+TEST_F(AgentHubTest, SilentConnectionFloodCannotKeepAnAgentOut) {
+    // Room for the 2 expected agents + 4 spare: the 20 silent connections beyond it push the
+    // oldest silent ones out, and a real agent arriving last still gets in.
+    m_server->stop();
+    m_server.reset();
+    start(/*heartbeat_s=*/1.0, /*hello_timeout_s=*/30.0, /*spare_unauthenticated=*/4);
+    std::vector<std::unique_ptr<RawClient>> flood;
+    for (int i = 0; i < 26; ++i) {
+        flood.push_back(std::make_unique<RawClient>(port()));
+        ASSERT_TRUE(flood.back()->receive_as<core::msg::Challenge>().has_value()) << i;
+    }
+    EXPECT_TRUE(flood.front()->wait_closed(2s)) << "the oldest silent connection was kept";
+    RawClient agent(port());
+    agent.hello("n1");
+    EXPECT_TRUE(agent.receive_as<core::msg::Welcome>().has_value());
+    EXPECT_TRUE(eventually_connected("n1"));
+    EXPECT_GE(hub().shed_count(), 20u);
 }
 
 TEST_F(AgentHubTest, SilentAgentIsDroppedAfterThreeHeartbeats) {
