@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "controller/report_terminal.hpp"
 #include "controller/slurm_sink.hpp"
@@ -230,7 +231,7 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
 
 void apply_actions(RunReport& report, core::CommandRunner& runner,
                    std::chrono::milliseconds timeout, const K8sActionSink& k8s_sink) {
-    if (report.breaker.tripped) {
+    if (report.breaker.tripped && !report.breaker.forced) {
         return;
     }
     for (auto& a : report.actions) {
@@ -253,8 +254,24 @@ void apply_actions(RunReport& report, core::CommandRunner& runner,
     }
 }
 
+void force_past_breaker(RunReport& report) {
+    Breaker& b = report.breaker;
+    if (!b.tripped || b.forced) {
+        return;
+    }
+    b.forced = true;
+    b.message += " \xE2\x80\x94 OVERRIDDEN with --force: acting on all " +
+                 std::to_string(b.planned) + " nodes";
+    for (auto& a : report.actions) {
+        if (a.error == k_breaker_error) {
+            a.error.clear();
+        }
+    }
+    spdlog::warn("{}", b.message);
+}
+
 int exit_code_for(const RunReport& report) {
-    if (report.breaker.tripped) {
+    if (report.breaker.tripped && !report.breaker.forced) {
         return 3;
     }
     bool any_error = false;

@@ -40,7 +40,12 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg);
 // error.
 using K8sActionSink = std::function<void(const RunReport&, Action&)>;
 
-// Carries out the planned actions (call only with --apply). Nothing when the breaker tripped.
+// With --force: a tripped breaker is overridden — its refusal is lifted from the actions, the
+// breaker is marked forced and its message says so (the report keeps both). Nothing otherwise.
+void force_past_breaker(RunReport& report);
+
+// Carries out the planned actions (call only with --apply). Nothing when the breaker tripped,
+// unless force_past_breaker overrode it.
 // slurm: argv through runner with the timeout; applied on exit 0, else error
 // "scontrol: <describe> <first output line>". k8s: through k8s_sink; without one, not applied,
 // error k_k8s_unavailable. Actions already applied are left alone.

@@ -66,6 +66,7 @@ struct RunArgs {
     std::string report_dir;
     std::string json;
     bool apply = false;
+    bool force = false;
     std::string advertise;
     std::string listen;
     int port = -1;
@@ -109,6 +110,7 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
         args.report_dir.empty() ? "preflight-reports/" + make_run_id() : args.report_dir;
     options.json_path = args.json;
     options.apply = args.apply;
+    options.force = args.force;
     options.agent_path = args.agent.empty() ? default_agent_path() : args.agent;
     options.token_file = args.token_file;
     options.log_level = log_level;
@@ -256,7 +258,12 @@ int preflight_main(int argc, char** argv) {
     run_cmd->add_option("--report-dir", run.report_dir,
                         "report and agent logs (default preflight-reports/RUN_ID)");
     run_cmd->add_option("--json", run.json, "also write the JSON report here");
-    run_cmd->add_flag("--apply", run.apply, "carry out planned actions (default: plan only)");
+    auto* apply_flag =
+        run_cmd->add_flag("--apply", run.apply, "carry out planned actions (default: plan only)");
+    run_cmd
+        ->add_flag("--force", run.force,
+                   "with --apply: act even when the circuit breaker trips (recorded in the report)")
+        ->needs(apply_flag);
     run_cmd->add_option("--advertise", run.advertise, "address agents dial to reach us");
     run_cmd->add_option("--listen", run.listen, "address to listen on (default 0.0.0.0)");
     run_cmd->add_option("--port", run.port, "port to listen on (default: ephemeral)");

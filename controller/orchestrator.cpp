@@ -506,6 +506,9 @@ RunReport run_preflight(const RunOptions& options) {
     report.interrupted = interrupted();
     if (!report.interrupted) {
         plan_actions(report, cfg.actions);
+        if (options.apply && options.force) {
+            force_past_breaker(report);
+        }
         if (options.apply) {
             core::SystemCommandRunner runner;
             apply_actions(report, runner, std::chrono::seconds(30), k8s::make_action_sink(cfg.k8s));

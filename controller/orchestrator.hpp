@@ -22,6 +22,7 @@ struct RunOptions {
     std::string report_dir;  // agent logs and report files; empty: none written
     std::string json_path;   // also write the JSON report here
     bool apply = false;
+    bool force = false;        // with apply: act even when the circuit breaker trips (logged)
     std::string agent_path;    // preflight-agent for the local launcher
     std::string token_file;    // connect launcher: the shared token (else from the environment)
     SlurmLaunchOptions slurm;  // slurm launcher: srun, partition, reservation, allocation

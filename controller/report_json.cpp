@@ -165,6 +165,7 @@ J report_json(const RunReport& r) {
     breaker["allowed"] = r.breaker.allowed;
     breaker["max_action_fraction"] = r.breaker.max_action_fraction;
     breaker["message"] = r.breaker.message;
+    breaker["forced"] = r.breaker.forced;
     j["breaker"] = std::move(breaker);
     j["exit_code"] = r.exit_code;
     return j;
@@ -294,6 +295,7 @@ RunReport report_from(const J& j) {
         r.breaker.allowed = value_at(*it, "allowed", 0);
         r.breaker.max_action_fraction = value_at(*it, "max_action_fraction", 0.0);
         r.breaker.message = value_at<std::string>(*it, "message", "");
+        r.breaker.forced = value_at(*it, "forced", false);
     }
     r.exit_code = value_at(j, "exit_code", 0);
     return r;

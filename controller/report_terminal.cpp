@@ -234,6 +234,9 @@ std::string action_status(const RunReport& report, const Action& a) {
     if (a.applied) {
         return "APPLIED";
     }
+    if (report.breaker.tripped && report.breaker.forced) {
+        return "FORCED past the circuit breaker";
+    }
     if (report.breaker.tripped) {
         return "REFUSED: circuit breaker tripped";
     }

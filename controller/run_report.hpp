@@ -74,6 +74,7 @@ struct Breaker {
     int allowed = 0;     // max(min_actions, floor(max_action_fraction * candidates))
     double max_action_fraction = 0.0;
     std::string message;
+    bool forced = false;  // tripped, and the operator overrode it with --force (logged)
 };
 
 struct RunReport {

@@ -271,6 +271,40 @@ TEST(Breaker, TwoOfEightTrips) {
               "actions.max_action_fraction");
 }
 
+TEST(Breaker, TrippedBreakerAppliesNothing) {
+    RunReport r = cluster(8, 2);
+    plan_actions(r, core::ActionsConfig{});
+    FakeRunner runner;
+    apply_actions(r, runner, std::chrono::milliseconds(1000));
+    EXPECT_TRUE(runner.calls.empty());
+    EXPECT_TRUE(runner.queries.empty());
+    EXPECT_EQ(exit_code_for(r), 3);
+}
+
+TEST(Breaker, ForceOverridesItVisiblyAndActsOnEveryFailedNode) {
+    RunReport r = cluster(8, 2);
+    plan_actions(r, core::ActionsConfig{});
+    force_past_breaker(r);
+    EXPECT_TRUE(r.breaker.tripped);  // the report still says it tripped ...
+    EXPECT_TRUE(r.breaker.forced);   // ... and that the operator overrode it
+    EXPECT_NE(r.breaker.message.find("OVERRIDDEN with --force"), std::string::npos);
+    FakeRunner runner;
+    apply_actions(r, runner, std::chrono::milliseconds(1000));
+    ASSERT_EQ(runner.calls.size(), 2u);
+    for (const auto& a : r.actions) {
+        EXPECT_TRUE(a.applied) << a.error;
+    }
+    EXPECT_EQ(exit_code_for(r), 1);
+}
+
+TEST(Breaker, ForceWithoutATrippedBreakerChangesNothing) {
+    RunReport r = cluster(8, 1);
+    plan_actions(r, core::ActionsConfig{});
+    force_past_breaker(r);
+    EXPECT_FALSE(r.breaker.forced);
+    EXPECT_TRUE(r.breaker.message.empty());
+}
+
 TEST(Breaker, MinActionsRaisesAllowance) {
     RunReport r = cluster(8, 3);
     core::ActionsConfig cfg;
