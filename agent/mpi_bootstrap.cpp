@@ -9,7 +9,9 @@
 
 #if PREFLIGHT_WITH_MPI
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <mpi.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -17,6 +19,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -77,8 +80,40 @@ std::string short_hostname() {
     return name.substr(0, name.find('.'));
 }
 
-// The IPv4 address the other ranks dial: the host name's first non-loopback IPv4 address, else
-// 127.0.0.1 (enough when every rank is on this host).
+// This rank's node name: Slurm's name for the node when a Slurm step started us (srun sets
+// SLURMD_NODENAME; it is the name scontrol drains), else the short host name.
+std::string node_name() {
+    if (const char* slurm = std::getenv("SLURMD_NODENAME"); slurm != nullptr && *slurm != '\0') {
+        return slurm;
+    }
+    return short_hostname();
+}
+
+// The first IPv4 address of an interface that is up and not loopback, "" when none.
+std::string interface_address() {
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0) {
+        return {};
+    }
+    std::string chosen;
+    for (auto* a = list; a != nullptr && chosen.empty(); a = a->ifa_next) {
+        if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET ||
+            (a->ifa_flags & IFF_UP) == 0 || (a->ifa_flags & IFF_LOOPBACK) != 0) {
+            continue;
+        }
+        char text[INET_ADDRSTRLEN] = {};
+        const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+        ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
+        chosen = text;
+    }
+    ::freeifaddrs(list);
+    return chosen;
+}
+
+// The IPv4 address the other ranks dial: the host name's first non-loopback IPv4 address; when the
+// host name resolves only to loopback (Debian's 127.0.1.1 entry, or one host name shared by
+// network namespaces), the first up non-loopback interface's address; else 127.0.0.1 (enough
+// when every rank is on this host).
 std::string own_address() {
     char host[k_name_max] = {};
     ::gethostname(host, sizeof(host) - 1);
@@ -86,22 +121,23 @@ std::string own_address() {
     hints.ai_family = AF_INET;
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* found = nullptr;
-    std::string fallback = "127.0.0.1";
-    if (::getaddrinfo(host, nullptr, &hints, &found) != 0) {
-        return fallback;
-    }
-    std::string chosen = fallback;
-    for (auto* a = found; a != nullptr; a = a->ai_next) {
-        char text[INET_ADDRSTRLEN] = {};
-        const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
-        ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
-        if (std::string_view(text).rfind("127.", 0) != 0) {
-            chosen = text;
-            break;
+    std::string chosen;
+    if (::getaddrinfo(host, nullptr, &hints, &found) == 0) {
+        for (auto* a = found; a != nullptr; a = a->ai_next) {
+            char text[INET_ADDRSTRLEN] = {};
+            const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+            ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
+            if (std::string_view(text).rfind("127.", 0) != 0) {
+                chosen = text;
+                break;
+            }
         }
+        ::freeaddrinfo(found);
     }
-    ::freeaddrinfo(found);
-    return chosen;
+    if (chosen.empty()) {
+        chosen = interface_address();
+    }
+    return chosen.empty() ? "127.0.0.1" : chosen;
 }
 
 // A port that was free a moment ago (the controller binds it right after).
@@ -190,9 +226,10 @@ int mpi_bootstrap_main(int argc, char** argv) {
         return 2;
     }
 
-    // Node names: the short host name, unique per rank when several ranks share a host.
+    // Node names: Slurm's node name or the short host name, unique per rank when several ranks
+    // share a node.
     std::vector<char> mine(k_name_max, '\0');
-    const std::string host = short_hostname();
+    const std::string host = node_name();
     std::memcpy(mine.data(), host.data(), std::min(host.size(), k_name_max - 1));
     std::vector<char> all(k_name_max * static_cast<std::size_t>(size), '\0');
     MPI_Allgather(mine.data(), static_cast<int>(k_name_max), MPI_CHAR, all.data(),
