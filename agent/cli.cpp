@@ -43,6 +43,14 @@ int agent_main(int argc, char** argv) {
     app.add_option("--outcome", standalone.outcome_path, "standalone: write the outcome JSON here");
     app.add_flag("--drain", standalone.drain, "standalone: on failure drain this node (scontrol)");
     app.add_option("--scontrol", standalone.scontrol, "standalone: scontrol path");
+    std::string on_error = "allow";  // Kubernetes init-container gate options (docs/kubernetes.md)
+    app.add_option("--on-error", on_error,
+                   "standalone: a check that errors or overruns the budget: allow (exit 0) or "
+                   "block (exit 3)")
+        ->check(CLI::IsMember({"allow", "block"}))
+        ->capture_default_str();
+    app.add_option("--termination-log", standalone.termination_log,
+                   "standalone: also write the outcome here (e.g. /dev/termination-log)");
     app.add_option("--token-file", token_file, "file holding the shared token (mode 600)");
     app.add_option("--sysfs-root", options.sysfs_root, "root for /sys and /proc readers")
         ->capture_default_str();
@@ -70,6 +78,7 @@ int agent_main(int argc, char** argv) {
     if (is_standalone) {
         standalone.node = options.node;
         standalone.sysfs_root = options.sysfs_root;
+        standalone.on_error = on_error == "block" ? OnError::block : OnError::allow;
         if (!standalone.node.empty() && !core::valid_node_name(standalone.node)) {
             std::fprintf(stderr, "preflight-agent: invalid node name '%s'\n",
                          standalone.node.c_str());

@@ -1,4 +1,5 @@
-// Standalone (controller-less) node checks for a Slurm Prolog; see standalone.hpp.
+// Standalone (controller-less) node checks for a Slurm Prolog or a Kubernetes init container; see
+// standalone.hpp.
 #include "agent/standalone.hpp"
 
 #include <unistd.h>
@@ -44,7 +45,54 @@ core::RunConfig prolog_config(const StandaloneOptions& options) {
     return core::parse_config("checks: [link.netdev]\n", "<prolog defaults>", catalog);
 }
 
+// Kubernetes keeps at most 4096 bytes of a termination message.
+constexpr std::size_t k_termination_message_max = 4096;
+
+// The kubelet bind-mounts this file into the container: write it in place (a rename would fail).
+void write_termination_log(const std::string& path, const std::string& text) {
+    if (path.empty()) {
+        return;
+    }
+    std::ofstream out(path, std::ios::out | std::ios::trunc | std::ios::binary);
+    out << text;
+    out.flush();
+    if (!out) {
+        spdlog::error("writing the termination log {}: failed", path);
+    }
+}
+
 }  // namespace
+
+int standalone_exit_code(core::Verdict verdict, OnError on_error) {
+    switch (verdict) {
+        case core::Verdict::fail:
+            return 1;
+        case core::Verdict::error:
+            return on_error == OnError::block ? 3 : 0;
+        default:
+            return 0;
+    }
+}
+
+std::string termination_message(const std::string& node, const StandaloneOutcome& outcome,
+                                int exit_code) {
+    std::string text = fmt::format("preflight {}: {} (exit {})", node,
+                                   core::to_string(outcome.verdict), exit_code);
+    if (outcome.verdict == core::Verdict::error) {
+        text += exit_code == 0 ? ": could not judge, start allowed (--on-error=allow)"
+                               : ": could not judge, start blocked (--on-error=block)";
+    }
+    text += "\n";
+    for (const auto& r : outcome.reasons) {
+        text += r + "\n";
+    }
+    if (text.size() > k_termination_message_max) {
+        const std::string cut = "...\n";
+        text.resize(k_termination_message_max - cut.size());
+        text += cut;
+    }
+    return text;
+}
 
 nlohmann::json StandaloneOutcome::to_json(const std::string& node) const {
     nlohmann::json checks = nlohmann::json::array();
@@ -187,6 +235,9 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         cfg = prolog_config(options);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "preflight-agent: %s\n", e.what());
+        write_termination_log(
+            options.termination_log,
+            fmt::format("preflight {}: configuration error (exit 2)\n{}\n", node, e.what()));
         return 2;
     }
     std::map<std::string, std::map<std::string, double>> baseline;
@@ -261,9 +312,8 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
     }
     judge_standalone(outcome, cfg.evaluation, baseline, baseline_run);
 
-    int rc = 0;
+    const int rc = standalone_exit_code(outcome.verdict, options.on_error);
     if (outcome.verdict == core::Verdict::fail) {
-        rc = 1;
         std::string text;
         for (const auto& r : outcome.reasons) {
             text += (text.empty() ? "" : "; ") + r;
@@ -301,7 +351,12 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
     if (!outcome.drain_error.empty()) {
         std::fprintf(stderr, "  draining failed: %s\n", outcome.drain_error.c_str());
     }
+    if (outcome.verdict == core::Verdict::error) {
+        std::fprintf(stderr, "  could not judge: exit %d (--on-error=%s)\n", rc,
+                     options.on_error == OnError::block ? "block" : "allow");
+    }
     std::fflush(stderr);
+    write_termination_log(options.termination_log, termination_message(node, outcome, rc));
     if (!in_time) {
         std::_Exit(rc);  // a check is still running on the detached worker
     }

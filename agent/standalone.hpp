@@ -1,9 +1,10 @@
 // `preflight-agent --standalone --profile prolog`: node-local checks without a controller, for a
-// Slurm Prolog. Runs the node-scope checks of a run configuration (e.g. a manifests/skus file)
-// within a time budget, judges each metric named in `evaluation.floors` against its absolute floor
-// and, when a baseline report is given, against threshold_fraction x this node's value in the last
-// controller run. On failure it can drain the node itself with a "preflight:" reason (so
-// `scontrol show node` shows why, not just "Prolog error") and writes the outcome as JSON.
+// Slurm Prolog or a Kubernetes init container (the gate in manifests/k8s/examples). Runs the
+// node-scope checks of a run configuration (e.g. a manifests/skus file) within a time budget,
+// judges each metric named in `evaluation.floors` against its absolute floor and, when a baseline
+// report is given, against threshold_fraction x this node's value in the last controller run. On
+// failure it can drain the node itself with a "preflight:" reason (so `scontrol show node` shows
+// why, not just "Prolog error") and writes the outcome as JSON.
 #pragma once
 
 #include <string>
@@ -17,6 +18,11 @@
 
 namespace preflight::agent {
 
+// What a check that errors or overruns the budget (verdict `error`: could not judge) does to the
+// exit code. allow (default, as the Slurm prolog): exit 0, so a hung check never blocks a healthy
+// node; block: exit 3, so an init container refuses to start the workload.
+enum class OnError { allow, block };
+
 struct StandaloneOptions {
     std::string profile = "prolog";  // the only profile today
     std::string node;                // this node's name (default: $SLURMD_NODENAME, else hostname)
@@ -28,6 +34,11 @@ struct StandaloneOptions {
     bool drain = false;        // on fail: scontrol update NodeName=<node> State=DRAIN Reason=...
     std::string scontrol = "scontrol";
     std::string run_id;  // names this prolog run in the reason; default: $SLURM_JOB_ID
+    OnError on_error = OnError::allow;
+    // Also write a short outcome here, overwritten in place (Kubernetes: the container's
+    // terminationMessagePath, /dev/termination-log, which `kubectl describe pod` shows). Empty:
+    // none.
+    std::string termination_log;
 };
 
 struct StandaloneOutcome {
@@ -51,8 +62,17 @@ void judge_standalone(StandaloneOutcome& outcome, const core::EvaluationConfig& 
 core::Result<std::map<std::string, std::map<std::string, double>>> load_baseline(
     const std::string& path, const std::string& node, std::string* run_id);
 
-// Runs the profile. Exit code: 0 pass (or could not judge: a hung or crashed check never drains a
-// node), 1 fail (and drained when asked), 2 usage/config error.
+// Exit code for a verdict: 0 pass/warn/skip, 1 fail, for error 0 (allow) or 3 (block).
+int standalone_exit_code(core::Verdict verdict, OnError on_error);
+
+// The termination message: "preflight <node>: <verdict>" and one line per reason, cut to the
+// 4096 bytes Kubernetes keeps.
+std::string termination_message(const std::string& node, const StandaloneOutcome& outcome,
+                                int exit_code);
+
+// Runs the profile. Exit code: 0 pass (or could not judge, unless on_error is block: a hung or
+// crashed check never drains a node), 1 fail (and drained when asked), 2 usage/config error,
+// 3 could not judge with on_error block.
 int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner);
 
 }  // namespace preflight::agent

@@ -78,7 +78,7 @@ TEST(K8sManifests, ExamplesRenderAndValidate) {
     if (!tools_present(why)) {
         GTEST_SKIP() << why;
     }
-    expect_valid("examples", 2);
+    expect_valid("examples", 3);  // agent Job, gate ConfigMap, gate Job
 }
 
 // The Job and Secret `--launcher k8s` sends are held to the same schema as the manifests.
