@@ -170,12 +170,6 @@ bool wait_listening(core::ChildProcess& child, const std::string& listen, int po
     return false;
 }
 
-std::string sibling_binary(const char* name) {
-    std::error_code ec;
-    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string(name) : (self.parent_path() / name).string();
-}
-
 }  // namespace
 
 int mpi_bootstrap_main(int argc, char** argv) {
@@ -273,7 +267,7 @@ int mpi_bootstrap_main(int argc, char** argv) {
         }
         if (valid) {
             std::vector<std::string> argv_c = {
-                controller_bin.empty() ? sibling_binary("preflight") : controller_bin,
+                controller_bin.empty() ? core::sibling_executable("preflight") : controller_bin,
                 "--log-level",
                 log_level,
                 "run",

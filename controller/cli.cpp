@@ -28,6 +28,7 @@
 #include "core/config.hpp"
 #include "core/inventory.hpp"
 #include "core/log.hpp"
+#include "core/process.hpp"
 #include "plugins/check.hpp"
 
 namespace preflight::controller {
@@ -46,16 +47,6 @@ void install_signal_handlers() {
     ::sigaction(SIGINT, &sa, nullptr);
     ::sigaction(SIGTERM, &sa, nullptr);
     ::signal(SIGPIPE, SIG_IGN);
-}
-
-// The agent binary next to ours (build/bin and the install prefix both keep them together).
-std::string default_agent_path() {
-    std::error_code ec;
-    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (ec) {
-        return "preflight-agent";
-    }
-    return (self.parent_path() / "preflight-agent").string();
 }
 
 struct RunArgs {
@@ -111,7 +102,8 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
     options.json_path = args.json;
     options.apply = args.apply;
     options.force = args.force;
-    options.agent_path = args.agent.empty() ? default_agent_path() : args.agent;
+    options.agent_path =
+        args.agent.empty() ? core::sibling_executable("preflight-agent") : args.agent;
     options.token_file = args.token_file;
     options.log_level = log_level;
     options.log_json = log_json;

@@ -17,6 +17,7 @@
 #include "controller/report_json.hpp"
 #include "core/config.hpp"
 #include "core/inventory.hpp"
+#include "core/process.hpp"
 #include "plugins/check.hpp"
 
 namespace preflight::controller {
@@ -24,12 +25,6 @@ namespace preflight::controller {
 namespace {
 
 constexpr int k_exit_usage = 2;
-
-std::string agent_next_to_us() {
-    std::error_code ec;
-    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string("preflight-agent") : (self.parent_path() / "preflight-agent").string();
-}
 
 }  // namespace
 
@@ -98,7 +93,7 @@ int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool lo
         options.launcher = a.launcher;
         options.report_dir =
             a.report_dir.empty() ? "preflight-reports/" + make_run_id() : a.report_dir;
-        options.agent_path = agent_next_to_us();
+        options.agent_path = core::sibling_executable("preflight-agent");
         options.token_file = a.token_file;
         options.log_level = log_level;
         options.log_json = log_json;

@@ -17,19 +17,10 @@
 #include "core/config.hpp"
 #include "core/hostlist.hpp"
 #include "core/inventory.hpp"
+#include "core/process.hpp"
 #include "plugins/check.hpp"
 
 namespace preflight::controller {
-namespace {
-
-std::string self_dir_agent() {
-    std::error_code ec;
-    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string("preflight-agent") : (self.parent_path() / "preflight-agent").string();
-}
-
-}  // namespace
-
 int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bool log_json) {
     CertifyOptions options;
     try {
@@ -60,7 +51,8 @@ int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bo
     options.run.config.actions.scontrol = args.scontrol;
     options.run.launcher = "slurm";
     options.run.slurm = args.slurm;
-    options.run.agent_path = args.agent.empty() ? self_dir_agent() : args.agent;
+    options.run.agent_path =
+        args.agent.empty() ? core::sibling_executable("preflight-agent") : args.agent;
     options.run.log_level = log_level;
     options.run.log_json = log_json;
     options.run.progress = false;
@@ -140,7 +132,7 @@ std::function<std::optional<int>(const std::string&, bool)> add_slurm_commands(C
         hostlist->add_subcommand("compress", "names (comma list or hostlist) in short form");
     st->compress->add_option("pattern", st->pattern, "e.g. gpu001,gpu002,gpu003")->required();
 
-    return [st](const std::string& log_level, bool log_json) -> std::optional<int> {
+    return [st](const std::string& /*log_level*/, bool /*log_json*/) -> std::optional<int> {
         if (st->expand->parsed()) {
             auto names = core::expand_hostlist(st->pattern);
             if (!names) {

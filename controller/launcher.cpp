@@ -65,18 +65,24 @@ std::map<std::string, std::string> LocalLauncher::exited() {
     return out;
 }
 
-void LocalLauncher::stop() {
-    // Agents were asked to shut down; give them a moment to exit on their own, then kill.
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
-    for (auto& [name, child] : m_children) {
+void stop_children(std::map<std::string, core::ChildProcess>& children,
+                   std::chrono::milliseconds wait, std::chrono::milliseconds grace,
+                   const std::string& what) {
+    auto deadline = std::chrono::steady_clock::now() + wait;
+    for (auto& [name, child] : children) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
         if (!child.wait_for(std::max(left, std::chrono::milliseconds(0)))) {
-            spdlog::warn("agent {} did not exit after shutdown; killing it", name);
+            spdlog::warn("{} for {} did not exit after shutdown; terminating it", what, name);
         }
-        child.terminate(std::chrono::milliseconds(500));
+        child.terminate(grace);
     }
-    m_children.clear();
+    children.clear();
+}
+
+void LocalLauncher::stop() {
+    // Agents were asked to shut down; give them a moment to exit on their own, then kill.
+    stop_children(m_children, std::chrono::seconds(3), std::chrono::milliseconds(500), "agent");
 }
 
 std::map<std::string, std::string> ConnectLauncher::start(const std::vector<core::Node>& nodes,

@@ -3,6 +3,7 @@
 // starts nothing and waits for agents started elsewhere (DaemonSet, init container, systemd).
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -62,7 +63,14 @@ class ConnectLauncher final : public Launcher {
                                              const LaunchContext& ctx) override;
 };
 
-// "local", "connect" or "k8s"; nullptr for an unknown name.
+// After the agents were told to shut down: waits up to `wait` in all for the children to exit on
+// their own, then terminates what is left (SIGTERM, SIGKILL after `grace`), naming each in a
+// warning; clears the map.
+void stop_children(std::map<std::string, core::ChildProcess>& children,
+                   std::chrono::milliseconds wait, std::chrono::milliseconds grace,
+                   const std::string& what);
+
+// "local", "connect" or "k8s" ("slurm" is made by the orchestrator); nullptr for an unknown name.
 std::unique_ptr<Launcher> make_launcher(const std::string& name);
 
 }  // namespace preflight::controller

@@ -24,6 +24,7 @@
 #include "controller/server.hpp"
 #include "controller/topology.hpp"
 #include "core/auth.hpp"
+#include "core/log.hpp"
 #include "core/params.hpp"
 #include "plugins/check.hpp"
 
@@ -31,15 +32,6 @@ namespace preflight::controller {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string utc_now() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
 
 // Progress on stderr (stdout carries the report): on a terminal one line per round rewritten in
 // place; otherwise plain lines, one when a round completes. Shows steps done and elapsed time.
@@ -99,7 +91,7 @@ RunReport run_preflight(const RunOptions& options) {
     const auto& cfg = options.config;
     RunReport report;
     report.run_id = make_run_id();
-    report.started_at = utc_now();
+    report.started_at = core::utc_now_rfc3339();
     report.launcher = options.launcher;
     report.apply = options.apply;
     report.config = {
@@ -516,7 +508,7 @@ RunReport run_preflight(const RunOptions& options) {
     }
     const auto evaluated = Clock::now();
     report.exit_code = report.interrupted ? 4 : exit_code_for(report);
-    report.finished_at = utc_now();
+    report.finished_at = core::utc_now_rfc3339();
     report.wall_seconds = std::chrono::duration<double>(Clock::now() - wall_start).count();
     if (auto st = write_report_files(report, options.report_dir, options.json_path); !st) {
         spdlog::error("writing the report: {}", st.error().message);

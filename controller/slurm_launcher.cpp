@@ -148,16 +148,7 @@ std::map<std::string, std::string> SlurmLauncher::exited() {
 void SlurmLauncher::stop() {
     // Agents were told to shut down and their steps end with them; srun that lingers gets SIGTERM,
     // which makes it cancel its step or job.
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    for (auto& [name, child] : m_children) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (!child.wait_for(std::max(left, std::chrono::milliseconds(0)))) {
-            spdlog::warn("srun for {} did not exit after shutdown; terminating it", name);
-        }
-        child.terminate(std::chrono::milliseconds(3000));
-    }
-    m_children.clear();
+    stop_children(m_children, std::chrono::seconds(5), std::chrono::milliseconds(3000), "srun");
 }
 
 std::map<std::string, std::string> fill_slurm_addresses(std::vector<core::Node>& nodes,

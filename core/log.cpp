@@ -1,6 +1,7 @@
 #include "core/log.hpp"
 
 #include <cstdio>
+#include <ctime>
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -81,6 +82,15 @@ Status init_logging(const std::string& level, LogFormat format, const std::strin
         std::fprintf(stderr, "preflight: logging error: %s\n", message.c_str());
     });
     return {};
+}
+
+std::string utc_now_rfc3339() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
 }
 
 }  // namespace preflight::core

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 extern char** environ;
@@ -368,6 +369,12 @@ void ChildProcess::terminate(std::chrono::milliseconds grace) {
     // The group may outlive its leader (a child that ignored SIGTERM); make sure it is gone.
     kill_group(m_pid, SIGKILL);
     m_pid = -1;
+}
+
+std::string sibling_executable(const std::string& name) {
+    std::error_code ec;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? name : (self.parent_path() / name).string();
 }
 
 }  // namespace preflight::core

@@ -49,6 +49,10 @@ class SystemCommandRunner final : public CommandRunner {
 Result<ProcessResult> run_process(const std::vector<std::string>& argv,
                                   const ProcessOptions& options = {});
 
+// The path of `name` in this executable's own directory (build/bin and an install prefix keep
+// preflight and preflight-agent together); `name` itself when /proc/self/exe cannot be read.
+std::string sibling_executable(const std::string& name);
+
 // A child left running (an agent). Killing it kills its process group.
 class ChildProcess {
   public:

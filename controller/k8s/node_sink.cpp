@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/actions.hpp"
+#include "core/log.hpp"
 
 namespace preflight::controller::k8s {
 
@@ -20,15 +21,6 @@ using nlohmann::json;
 
 bool ours(std::string_view key) {
     return key.substr(0, k_key_prefix.size()) == k_key_prefix;
-}
-
-std::string now_rfc3339() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
 }
 
 json owned_taints(const json& node) {
@@ -259,8 +251,8 @@ core::Result<ChangeOutcome> NodeSink::apply(const NodeChange& change) {
             {"source", {{"component", "preflight"}}},
             {"reportingComponent", "preflight"},
             {"reportingInstance", host},
-            {"firstTimestamp", now_rfc3339()},
-            {"lastTimestamp", now_rfc3339()},
+            {"firstTimestamp", core::utc_now_rfc3339()},
+            {"lastTimestamp", core::utc_now_rfc3339()},
             {"count", 1},
         };
         auto posted = m_client.post("/api/v1/namespaces/default/events", event,

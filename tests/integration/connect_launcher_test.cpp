@@ -95,6 +95,19 @@ TEST_F(ConnectLauncher, AgentsDialInWrongTokenIsRejectedMissingNodeIsUnreachable
     std::string text((std::istreambuf_iterator<char>(log)), {});
     EXPECT_NE(text.find("authentication failed"), std::string::npos) << text;
     EXPECT_EQ(text.find("s3cret-token-for-test"), std::string::npos) << "token leaked into logs";
+    // Nor into any agent log or report file (JSON, text, HTML, Markdown, JUnit, Prometheus).
+    int files = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(m_dir)) {
+        if (!entry.is_regular_file() || entry.path() == m_token_file) {
+            continue;
+        }
+        ++files;
+        std::ifstream f(entry.path());
+        std::string body((std::istreambuf_iterator<char>(f)), {});
+        EXPECT_EQ(body.find("s3cret-token-for-test"), std::string::npos)
+            << "token leaked into " << entry.path();
+    }
+    EXPECT_GE(files, 6) << "the run wrote fewer files than expected";
 }
 
 }  // namespace
