@@ -265,7 +265,11 @@ core::CheckResult GlooAllreduceCheck::run_impl(const CheckContext& ctx,
         return result;
     } catch (const std::exception& e) {
         // gloo::IoException (peer closed, timeout, rendezvous) and gloo::EnforceNotMet alike: the
-        // measurement could not be made, which is an error, not a failed link.
+        // measurement could not be made, which is an error, not a failed link. When this step was
+        // cancelled, a peer that stopped first closes our connection: say why, not just that.
+        if (ctx.cancel != nullptr && ctx.cancel->load()) {
+            return error_result("cancelled during " + phase + " (" + e.what() + ")");
+        }
         return error_result(phase + ": " + e.what());
     }
 }
