@@ -154,9 +154,9 @@ TEST_F(FaultInjection, RandomPacketLossOnOneHostIsJudgedOnWhatItMeasured) {
 
 TEST_F(FaultInjection, SilentConnectionFloodDoesNotStopTheRun) {
     // A fixed port so the flood knows where to go; 600 connections from h4's namespace that never
-    // send a byte, re-opened as the controller closes them, for 25 s. The controller may open
-    // only 200 files, so the flood also exhausts its descriptors: it must shed silent
-    // connections to let the agents in.
+    // send a byte, held open for 25 s. The controller may open only 200 files, so the flood
+    // exhausts its descriptors whatever the machine's speed: it must shed silent connections to
+    // let the agents in.
     const int port = 20000 + ::getpid() % 20000;
     std::string config = k_config;
     config += "controller: {port: " + std::to_string(port) + "}\n";
@@ -176,7 +176,6 @@ TEST_F(FaultInjection, SilentConnectionFloodDoesNotStopTheRun) {
         "            s.close(); break\n"
         "        if opened % 100 == 0:\n"
         "            print('opened', opened, flush=True)\n"
-        "    socks = socks[-300:]\n"
         "    time.sleep(0.05)\n";
     auto flood = core::ChildProcess::spawn({"ip", "netns", "exec", run->netns("h4"), "python3",
                                             "-c", flood_script, head, std::to_string(port)},
