@@ -87,15 +87,7 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
         std::fprintf(stderr, "preflight: reading the configuration failed: %s\n", e.what());
         return k_exit_usage;
     }
-    if (!args.advertise.empty()) {
-        options.config.controller.advertise = args.advertise;
-    }
-    if (!args.listen.empty()) {
-        options.config.controller.listen = args.listen;
-    }
-    if (args.port >= 0) {
-        options.config.controller.port = args.port;
-    }
+    override_controller_address(options.config.controller, args.advertise, args.listen, args.port);
     options.launcher = args.launcher;
     options.report_dir =
         args.report_dir.empty() ? "preflight-reports/" + make_run_id() : args.report_dir;
@@ -227,6 +219,19 @@ int do_estimate(const EstimateArgs& args) {
 }
 
 }  // namespace
+
+void override_controller_address(core::ControllerConfig& controller, const std::string& advertise,
+                                 const std::string& listen, int port) {
+    if (!advertise.empty()) {
+        controller.advertise = advertise;
+    }
+    if (!listen.empty()) {
+        controller.listen = listen;
+    }
+    if (port >= 0) {
+        controller.port = port;
+    }
+}
 
 int preflight_main(int argc, char** argv) {
     CLI::App app{"preflight: validate GPU cluster nodes before a job starts"};

@@ -2,6 +2,7 @@
 // tainted preflight.dev/uncertified, or
 // --nodes), a preflight run on them (or a saved --report), then the certification decisions,
 // printed and, with --apply, carried out on the Nodes.
+#include "controller/cli.hpp"
 #include "controller/cli_certify.hpp"
 
 #include <cstdio>
@@ -21,12 +22,6 @@
 #include "plugins/check.hpp"
 
 namespace preflight::controller {
-
-namespace {
-
-constexpr int k_exit_usage = 2;
-
-}  // namespace
 
 int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool log_json) {
     core::RunConfig config;
@@ -81,15 +76,7 @@ int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool lo
                         std::string(k8s::k_uncertified_key).c_str());
             return 0;
         }
-        if (!a.advertise.empty()) {
-            options.config.controller.advertise = a.advertise;
-        }
-        if (!a.listen.empty()) {
-            options.config.controller.listen = a.listen;
-        }
-        if (a.port >= 0) {
-            options.config.controller.port = a.port;
-        }
+        override_controller_address(options.config.controller, a.advertise, a.listen, a.port);
         options.launcher = a.launcher;
         options.report_dir =
             a.report_dir.empty() ? "preflight-reports/" + make_run_id() : a.report_dir;

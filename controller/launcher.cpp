@@ -19,13 +19,18 @@ std::vector<std::string> LocalLauncher::agent_argv(const core::Node& node,
         // interfaces; it execs the agent in place, so the pid we hold is the agent's.
         argv = {"ip", "netns", "exec", node.netns};
     }
+    append_agent_command(argv, node, ctx);
+    return argv;
+}
+
+void append_agent_command(std::vector<std::string>& argv, const core::Node& node,
+                          const LaunchContext& ctx) {
     argv.push_back(ctx.agent_path);
     argv.push_back("--controller");
     argv.push_back(ctx.dial_address.at(node.name));
     argv.push_back("--node");
     argv.push_back(node.name);
     argv.insert(argv.end(), ctx.agent_args.begin(), ctx.agent_args.end());
-    return argv;
 }
 
 std::map<std::string, std::string> LocalLauncher::start(const std::vector<core::Node>& nodes,

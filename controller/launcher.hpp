@@ -63,6 +63,11 @@ class ConnectLauncher final : public Launcher {
                                              const LaunchContext& ctx) override;
 };
 
+// Appends `AGENT --controller ADDR --node NAME [agent_args...]` for node: the command every
+// launcher that starts processes (local, srun) runs after its own prefix.
+void append_agent_command(std::vector<std::string>& argv, const core::Node& node,
+                          const LaunchContext& ctx);
+
 // After the agents were told to shut down: waits up to `wait` in all for the children to exit on
 // their own, then terminates what is left (SIGTERM, SIGKILL after `grace`), naming each in a
 // warning; clears the map.

@@ -74,12 +74,7 @@ std::vector<std::string> SlurmLauncher::srun_argv(const core::Node& node, const 
             argv.push_back("--reservation=" + options.reservation);
         }
     }
-    argv.push_back(ctx.agent_path);
-    argv.push_back("--controller");
-    argv.push_back(ctx.dial_address.at(node.name));
-    argv.push_back("--node");
-    argv.push_back(node.name);
-    argv.insert(argv.end(), ctx.agent_args.begin(), ctx.agent_args.end());
+    append_agent_command(argv, node, ctx);
     return argv;
 }
 
