@@ -13,8 +13,21 @@
 #include "core/auth.hpp"
 #include "core/inventory.hpp"
 #include "core/log.hpp"
+#include "core/tls.hpp"
 
 namespace preflight::agent {
+
+void add_tls_options(CLI::App& app, AgentOptions& options) {
+    auto* ca = app.add_option("--tls-ca", options.tls_ca,
+                              "TLS: CA file the controller's certificate must chain to (the "
+                              "controller has controller.tls); without it the connection is "
+                              "plain TCP")
+                   ->check(CLI::ExistingFile);
+    app.add_option("--tls-server-name", options.tls_server_name,
+                   "TLS: name the controller's certificate must carry (default: the --controller "
+                   "host)")
+        ->needs(ca);
+}
 
 int agent_main(int argc, char** argv) {
     if (wants_bootstrap(argc, argv)) {
@@ -52,6 +65,7 @@ int agent_main(int argc, char** argv) {
     app.add_option("--termination-log", standalone.termination_log,
                    "standalone: also write the outcome here (e.g. /dev/termination-log)");
     app.add_option("--token-file", token_file, "file holding the shared token (mode 600)");
+    add_tls_options(app, options);
     app.add_option("--sysfs-root", options.sysfs_root, "root for /sys and /proc readers")
         ->capture_default_str();
     app.add_option("--connect-timeout", options.connect_timeout_s, "seconds to keep dialing")
@@ -116,6 +130,12 @@ int agent_main(int argc, char** argv) {
         return 2;
     }
     options.token = token.value();
+    if (!options.tls_ca.empty()) {
+        if (auto tls = core::make_client_tls_context(options.tls_ca); !tls) {
+            std::fprintf(stderr, "preflight-agent: %s\n", tls.error().message.c_str());
+            return 2;
+        }
+    }
     // Collective transports write to sockets whose peer may vanish; that is an error result for
     // the check, not a reason for the agent to die.
     ::signal(SIGPIPE, SIG_IGN);

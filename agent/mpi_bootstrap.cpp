@@ -31,6 +31,7 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio.hpp>
 
+#include "agent/cli.hpp"
 #include "agent/session.hpp"
 #include "core/auth.hpp"
 #include "core/inventory.hpp"
@@ -194,6 +195,7 @@ int mpi_bootstrap_main(int argc, char** argv) {
     app.add_option("--connect-timeout", options.connect_timeout_s, "seconds to keep dialing")
         ->capture_default_str();
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off");
+    add_tls_options(app, options);  // when --config turns controller.tls on
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -6,13 +6,18 @@
 #include <random>
 #include <thread>
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
 
 #include "agent/controller_kv_store.hpp"
 #include "core/auth.hpp"
 #include "core/frame_codec.hpp"
 #include "core/protocol.hpp"
+#include "core/stream.hpp"
+#include "core/tls.hpp"
 #include "plugins/check.hpp"
 
 namespace preflight::agent {
@@ -27,9 +32,9 @@ constexpr auto k_hang_grace = std::chrono::seconds(5);
 
 class Session {
   public:
-    explicit Session(AgentOptions options)
+    Session(AgentOptions options, std::shared_ptr<core::TlsContext> tls)
         : m_options(std::move(options)),
-          m_socket(m_io),
+          m_tls(std::move(tls)),
           m_timer(m_io),
           m_watchdog(m_io),
           m_kv([this](core::Message m) { post_send(std::move(m)); }) {}
@@ -65,21 +70,73 @@ class Session {
             retry_dial("resolve " + m_options.controller_host + ": " + ec.message());
             return;
         }
-        asio::async_connect(
-            m_socket, endpoints,
-            [this](boost::system::error_code cec, const asio::ip::tcp::endpoint&) {
-                if (cec) {
-                    retry_dial(cec.message());
-                    return;
-                }
-                boost::system::error_code ignored;
-                m_socket.set_option(asio::ip::tcp::no_delay(true), ignored);
-                m_local_address = m_socket.local_endpoint(ignored).address().to_string();
-                spdlog::info("connected to controller {}:{} from {}", m_options.controller_host,
-                             m_options.controller_port, m_local_address);
-                m_last_received = Clock::now();
-                read_more();
-            });
+        m_stream = m_tls ? std::make_unique<core::Stream>(asio::ip::tcp::socket(m_io), *m_tls)
+                         : std::make_unique<core::Stream>(asio::ip::tcp::socket(m_io));
+        asio::async_connect(m_stream->socket(), endpoints,
+                            [this](boost::system::error_code cec, const asio::ip::tcp::endpoint&) {
+                                if (cec) {
+                                    retry_dial(cec.message());
+                                    return;
+                                }
+                                if (m_tls) {
+                                    start_tls();
+                                } else {
+                                    connected();
+                                }
+                            });
+    }
+
+    // Verifies the controller's chain against --tls-ca and its name (--tls-server-name, else the
+    // host dialed). A certificate that fails is final (exit 3): retrying cannot fix it.
+    void start_tls() {
+        auto* tls = m_stream->tls();
+        const std::string name = m_options.tls_server_name.empty() ? m_options.controller_host
+                                                                   : m_options.tls_server_name;
+        boost::system::error_code not_address;
+        asio::ip::make_address(name, not_address);
+        if (not_address) {
+            SSL_set_tlsext_host_name(tls->native_handle(), name.c_str());  // SNI: names only
+        }
+        m_verify_error.clear();
+        tls->set_verify_callback([this, name, check = asio::ssl::host_name_verification(name)](
+                                     bool preverified, asio::ssl::verify_context& vctx) {
+            const bool ok = check(preverified, vctx);
+            if (!ok && m_verify_error.empty()) {
+                m_verify_error = preverified ? "the certificate is not for '" + name + "'"
+                                             : X509_verify_cert_error_string(
+                                                   X509_STORE_CTX_get_error(vctx.native_handle()));
+            }
+            return ok;
+        });
+        tls->async_handshake(asio::ssl::stream_base::client, [this](boost::system::error_code ec) {
+            if (m_finished) {
+                return;
+            }
+            if (ec && !m_verify_error.empty()) {
+                core::take_openssl_error();
+                spdlog::error("refusing controller {}:{}: TLS certificate check failed: {} (CA {})",
+                              m_options.controller_host, m_options.controller_port, m_verify_error,
+                              m_options.tls_ca);
+                finish(k_agent_rejected);
+                return;
+            }
+            if (ec) {
+                std::string why = core::take_openssl_error();
+                retry_dial("TLS handshake: " + (why.empty() ? ec.message() : why));
+                return;
+            }
+            connected();
+        });
+    }
+
+    void connected() {
+        boost::system::error_code ignored;
+        m_stream->socket().set_option(asio::ip::tcp::no_delay(true), ignored);
+        m_local_address = m_stream->socket().local_endpoint(ignored).address().to_string();
+        spdlog::info("connected to controller {}:{} from {}{}", m_options.controller_host,
+                     m_options.controller_port, m_local_address, m_tls ? " (TLS)" : "");
+        m_last_received = Clock::now();
+        read_more();
     }
 
     void retry_dial(const std::string& why) {
@@ -97,8 +154,9 @@ class Session {
             static_cast<long>(static_cast<double>(m_backoff_ms) * jitter(rng)));
         m_backoff_ms = std::min(m_backoff_ms * 2, 5000L);
         spdlog::debug("dial failed ({}); retrying in {} ms", why, delay.count());
-        boost::system::error_code ignored;
-        m_socket.close(ignored);
+        if (m_stream) {
+            m_stream->close();
+        }
         m_timer.expires_after(delay);
         m_timer.async_wait([this](boost::system::error_code ec) {
             if (!ec) {
@@ -108,14 +166,18 @@ class Session {
     }
 
     void read_more() {
-        m_socket.async_read_some(
+        m_stream->async_read_some(
             asio::buffer(m_buffer), [this](boost::system::error_code ec, std::size_t n) {
                 if (m_finished) {
                     return;
                 }
                 if (ec) {
-                    lost(ec == asio::error::eof ? "controller closed the connection"
-                                                : "read failed: " + ec.message());
+                    std::string why = core::is_stream_end(ec) ? "controller closed the connection"
+                                                              : "read failed: " + ec.message();
+                    if (!m_tls && !m_challenged) {
+                        why += " before its challenge (a controller with TLS on needs --tls-ca)";
+                    }
+                    lost(why);
                     return;
                 }
                 m_last_received = Clock::now();
@@ -139,6 +201,7 @@ class Session {
 
     void handle(core::Message message) {
         if (auto* challenge = std::get_if<core::msg::Challenge>(&message)) {
+            m_challenged = true;
             core::msg::Hello hello;
             hello.node = m_options.node;
             hello.version = k_version;
@@ -292,7 +355,7 @@ class Session {
     }
 
     void write_next() {
-        asio::async_write(m_socket, asio::buffer(m_write_queue.front()),
+        asio::async_write(*m_stream, asio::buffer(m_write_queue.front()),
                           [this](boost::system::error_code ec, std::size_t) {
                               if (m_finished) {
                                   return;
@@ -321,17 +384,19 @@ class Session {
         m_exit_code = code;
         m_cancel = true;
         m_kv.fail_all("agent stopping");
-        boost::system::error_code ignored;
         m_timer.cancel();
         m_watchdog.cancel();
-        m_socket.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-        m_socket.close(ignored);
+        if (m_stream) {
+            m_stream->close();
+        }
         m_io.stop();
     }
 
     AgentOptions m_options;
+    std::shared_ptr<core::TlsContext> m_tls;  // null: plain TCP
     asio::io_context m_io;
-    asio::ip::tcp::socket m_socket;
+    std::unique_ptr<core::Stream> m_stream;  // a fresh one per dial attempt
+    std::string m_verify_error;              // why the controller's certificate was refused
     asio::steady_timer m_timer;
     asio::steady_timer m_watchdog;
     ControllerKvStore m_kv;
@@ -350,6 +415,7 @@ class Session {
     bool m_wedged = false;
     std::uint64_t m_current_step = 0;
     bool m_authenticated = false;
+    bool m_challenged = false;  // the controller's first frame arrived
     bool m_finished = false;
     int m_exit_code = k_agent_failed;
 };
@@ -357,7 +423,16 @@ class Session {
 }  // namespace
 
 int run_agent(const AgentOptions& options) {
-    Session session(options);
+    std::shared_ptr<core::TlsContext> tls;
+    if (!options.tls_ca.empty()) {
+        auto made = core::make_client_tls_context(options.tls_ca);
+        if (!made) {
+            spdlog::error("{}", made.error().message);
+            return k_agent_failed;
+        }
+        tls = std::move(made.value());
+    }
+    Session session(options, std::move(tls));
     return session.run();
 }
 

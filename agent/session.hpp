@@ -14,12 +14,14 @@ struct AgentOptions {
     std::string token;
     std::string sysfs_root = "/";
     double connect_timeout_s = 60.0;  // give up dialing after this
+    std::string tls_ca;               // non-empty: TLS, trusting only this CA file
+    std::string tls_server_name;      // name the certificate must carry; empty: controller_host
 };
 
 // Exit codes of the agent process.
 inline constexpr int k_agent_ok = 0;        // controller said shutdown
 inline constexpr int k_agent_failed = 1;    // lost the controller or could not reach it
-inline constexpr int k_agent_rejected = 3;  // authentication refused
+inline constexpr int k_agent_rejected = 3;  // authentication refused (either way: TLS included)
 
 int run_agent(const AgentOptions& options);
 

@@ -33,12 +33,12 @@ std::string format_seconds(double s) {
 AgentHub::AgentHub(asio::io_context& io, HubOptions options)
     : m_io(io), m_options(std::move(options)), m_timer(io) {}
 
-void AgentHub::accept(asio::ip::tcp::socket socket) {
+void AgentHub::accept(core::Stream stream) {
     // Only under a flood does the total exceed what the run needs; then make room for this one.
     if (m_connections.size() >= m_options.expected.size() + m_options.spare_unauthenticated) {
         shed_unauthenticated("too many unauthenticated connections");
     }
-    auto conn = std::make_shared<Connection>(std::move(socket), *this);
+    auto conn = std::make_shared<Connection>(std::move(stream), *this);
     conn->nonce = core::random_hex(16);
     m_connections.insert(conn);
     conn->start();
@@ -180,7 +180,14 @@ void AgentHub::on_closed(const ConnectionPtr& conn, const std::string& reason) {
         }
     }
     if (!conn->authenticated) {
-        spdlog::debug("unauthenticated connection {} closed: {}", conn->peer(), reason);
+        // A refused TLS handshake is an operator's problem (wrong CA, plaintext agent): say it,
+        // but not once per connection of a flood.
+        if (reason.rfind("TLS handshake failed", 0) == 0 && m_tls_failures++ % 1000 == 0) {
+            spdlog::warn("connection {} refused: {} ({} so far)", conn->peer(), reason,
+                         m_tls_failures);
+        } else {
+            spdlog::debug("unauthenticated connection {} closed: {}", conn->peer(), reason);
+        }
         return;
     }
     auto it = m_agents.find(conn->node);

@@ -56,7 +56,7 @@ class AgentHub final : public ConnectionHandler {
     AgentHub(boost::asio::io_context& io, HubOptions options);
 
     // I/O thread: a freshly accepted connection.
-    void accept(boost::asio::ip::tcp::socket socket);
+    void accept(core::Stream stream);
     // I/O thread: closes the oldest unauthenticated connection (out of file descriptors, or over
     // the limit of HubOptions::spare_unauthenticated); false when there is none.
     bool shed_unauthenticated(const std::string& why);
@@ -133,6 +133,7 @@ class AgentHub final : public ConnectionHandler {
     std::map<std::string, std::string> m_lost;
     std::function<void(std::size_t, std::size_t)> m_progress;
     std::atomic<std::uint64_t> m_shed{0};  // unauthenticated connections closed to make room
+    std::uint64_t m_tls_failures = 0;      // refused TLS handshakes (I/O thread)
 };
 
 }  // namespace preflight::controller

@@ -284,6 +284,11 @@ int preflight_main(int argc, char** argv) {
                          "400mbit)");
     demo_cmd->add_option("--report-dir", demo.report_dir, "report directory");
     demo_cmd->add_option("--json", demo.json, "also write the JSON report here");
+    demo_cmd
+        ->add_option("--tls", demo.tls_dir,
+                     "TLS between agents and controller: DIR with ca.pem, controller.pem, "
+                     "controller.key for 10.77.0.254 (scripts/tls_make_ca.sh DIR IP:10.77.0.254)")
+        ->check(CLI::ExistingDirectory);
 
     std::string fabric_name = "pf";
     FabricSpec fabric_spec;

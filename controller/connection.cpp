@@ -8,15 +8,15 @@ namespace preflight::controller {
 
 namespace asio = boost::asio;
 
-Connection::Connection(asio::ip::tcp::socket socket, ConnectionHandler& handler)
-    : m_socket(std::move(socket)),
+Connection::Connection(core::Stream stream, ConnectionHandler& handler)
+    : m_stream(std::move(stream)),
       m_handler(handler),
       m_last_received(std::chrono::steady_clock::now()) {
     boost::system::error_code ec;
-    auto remote = m_socket.remote_endpoint(ec);
+    auto remote = m_stream.socket().remote_endpoint(ec);
     m_peer =
         ec ? std::string("?") : remote.address().to_string() + ":" + std::to_string(remote.port());
-    m_socket.set_option(asio::ip::tcp::no_delay(true), ec);
+    m_stream.socket().set_option(asio::ip::tcp::no_delay(true), ec);
 }
 
 namespace {
@@ -31,8 +31,28 @@ std::array<char, 64 * 1024>& shared_read_buffer() {
 }  // namespace
 
 void Connection::start() {
+    if (auto* tls = m_stream.tls()) {
+        // Frames queued before the handshake completes (the challenge) wait for it.
+        m_writing = true;
+        auto self = shared_from_this();
+        tls->async_handshake(
+            asio::ssl::stream_base::server, [this, self](boost::system::error_code ec) {
+                if (!m_open) {
+                    return;
+                }
+                if (ec) {
+                    std::string why = core::take_openssl_error();
+                    close("TLS handshake failed: " + (why.empty() ? ec.message() : why));
+                    return;
+                }
+                m_tls_buffer = std::make_unique<std::array<char, 4096>>();
+                write_next();
+                read_tls();
+            });
+        return;
+    }
     boost::system::error_code ec;
-    m_socket.non_blocking(true, ec);
+    m_stream.socket().non_blocking(true, ec);
     if (ec) {
         close("cannot make the socket non-blocking: " + ec.message());
         return;
@@ -40,19 +60,55 @@ void Connection::start() {
     read_more();
 }
 
+void Connection::read_tls() {
+    auto self = shared_from_this();
+    m_stream.async_read_some(
+        asio::buffer(*m_tls_buffer), [this, self](boost::system::error_code ec, std::size_t n) {
+            if (!m_open) {
+                return;
+            }
+            if (ec) {
+                close(core::is_stream_end(ec) ? "connection closed by peer"
+                                              : "read failed: " + ec.message());
+                return;
+            }
+            if (consume(std::string_view(m_tls_buffer->data(), n))) {
+                read_tls();
+            }
+        });
+}
+
+bool Connection::consume(std::string_view data) {
+    m_last_received = std::chrono::steady_clock::now();
+    if (auto st = m_decoder.feed(data); !st) {
+        close("bad frame: " + st.error().message);
+        return false;
+    }
+    auto self = shared_from_this();
+    while (m_open && m_decoder.has_frame()) {
+        auto parsed = core::parse_message(m_decoder.pop_frame());
+        if (!parsed) {
+            close("bad message: " + parsed.error().message);
+            return false;
+        }
+        m_handler.on_message(self, std::move(parsed.value()));
+    }
+    return m_open;
+}
+
 void Connection::read_more() {
     auto self = shared_from_this();
-    m_socket.async_wait(asio::ip::tcp::socket::wait_read,
-                        [this, self](boost::system::error_code ec) {
-                            if (!m_open) {
-                                return;
-                            }
-                            if (ec) {
-                                close("read failed: " + ec.message());
-                                return;
-                            }
-                            on_readable();
-                        });
+    m_stream.socket().async_wait(asio::ip::tcp::socket::wait_read,
+                                 [this, self](boost::system::error_code ec) {
+                                     if (!m_open) {
+                                         return;
+                                     }
+                                     if (ec) {
+                                         close("read failed: " + ec.message());
+                                         return;
+                                     }
+                                     on_readable();
+                                 });
 }
 
 void Connection::on_readable() {
@@ -61,7 +117,7 @@ void Connection::on_readable() {
     // Drain what the kernel holds, up to a bound so one busy peer cannot starve the others.
     for (int reads = 0; reads < 16 && m_open; ++reads) {
         boost::system::error_code ec;
-        std::size_t n = m_socket.read_some(asio::buffer(buffer), ec);
+        std::size_t n = m_stream.socket().read_some(asio::buffer(buffer), ec);
         if (ec == asio::error::would_block || ec == asio::error::try_again) {
             break;
         }
@@ -70,18 +126,8 @@ void Connection::on_readable() {
                                          : "read failed: " + ec.message());
             return;
         }
-        m_last_received = std::chrono::steady_clock::now();
-        if (auto st = m_decoder.feed(std::string_view(buffer.data(), n)); !st) {
-            close("bad frame: " + st.error().message);
+        if (!consume(std::string_view(buffer.data(), n))) {
             return;
-        }
-        while (m_open && m_decoder.has_frame()) {
-            auto parsed = core::parse_message(m_decoder.pop_frame());
-            if (!parsed) {
-                close("bad message: " + parsed.error().message);
-                return;
-            }
-            m_handler.on_message(self, std::move(parsed.value()));
         }
         if (n < buffer.size()) {
             break;  // the kernel had no more
@@ -141,7 +187,7 @@ void Connection::write_next() {
     }
     m_writing = true;
     auto self = shared_from_this();
-    asio::async_write(m_socket, asio::buffer(*m_write_queue.front()),
+    asio::async_write(m_stream, asio::buffer(*m_write_queue.front()),
                       [this, self](boost::system::error_code ec, std::size_t) {
                           if (!m_open) {
                               return;
@@ -161,9 +207,7 @@ void Connection::close(const std::string& reason) {
         return;
     }
     m_open = false;
-    boost::system::error_code ignored;
-    m_socket.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-    m_socket.close(ignored);
+    m_stream.close();
     m_write_queue.clear();
     m_handler.on_closed(shared_from_this(), reason);
 }

@@ -1,10 +1,13 @@
 // One agent connection on the controller's I/O thread: framed reads with the codec, a bounded write
 // queue, and close-on-error. A malformed or oversized frame closes this connection only. All
 // methods must be called on the I/O thread (the io_context's single thread).
-// Reads wait for readiness and then drain the socket into one buffer shared by every connection of
-// the thread, so an idle connection holds no read buffer (4096 agents x 64 KiB was 256 MiB).
+// Plain TCP reads wait for readiness and then drain the socket into one buffer shared by every
+// connection of the thread, so an idle connection holds no read buffer (4096 agents x 64 KiB was
+// 256 MiB). A TLS connection first completes the server handshake (frames queued meanwhile wait),
+// then reads through the TLS layer into a small buffer of its own.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -15,6 +18,7 @@
 
 #include "core/frame_codec.hpp"
 #include "core/protocol.hpp"
+#include "core/stream.hpp"
 
 namespace preflight::controller {
 
@@ -33,7 +37,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Queued but unsent bytes above this mean the agent stopped reading: close it.
     static constexpr std::size_t k_max_queued_bytes = 8u << 20;
 
-    Connection(boost::asio::ip::tcp::socket socket, ConnectionHandler& handler);
+    Connection(core::Stream stream, ConnectionHandler& handler);
 
     void start();
     void send(const core::Message& message);
@@ -56,9 +60,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   private:
     void read_more();
     void on_readable();
+    void read_tls();
+    // Decodes and dispatches what was read; false when the connection was closed.
+    bool consume(std::string_view data);
     void write_next();
 
-    boost::asio::ip::tcp::socket m_socket;
+    core::Stream m_stream;
+    std::unique_ptr<std::array<char, 4096>> m_tls_buffer;  // TLS connections only
     ConnectionHandler& m_handler;
     core::FrameDecoder m_decoder;
     std::deque<std::shared_ptr<const std::string>> m_write_queue;

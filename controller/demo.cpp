@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "controller/cli.hpp"
 #include "controller/fabric.hpp"
 #include "controller/orchestrator.hpp"
@@ -24,7 +26,14 @@ extern "C" void on_demo_signal(int sig) {
 
 }  // namespace
 
-std::string demo_config_yaml() {
+std::string demo_config_yaml(const std::string& tls_dir) {
+    std::string tls;
+    if (!tls_dir.empty()) {
+        // JSON strings are valid YAML double-quoted scalars: any path is quoted safely.
+        auto quoted = [&](const char* file) { return nlohmann::json(tls_dir + "/" + file).dump(); };
+        tls = "controller:\n  tls:\n    cert: " + quoted("controller.pem") +
+              "\n    key: " + quoted("controller.key") + "\n    ca: " + quoted("ca.pem") + "\n";
+    }
     return R"(# preflight demo configuration (written by `preflight demo`)
 checks:
   - link.netdev
@@ -51,7 +60,7 @@ job:                # the reports estimate what keeping the slow host would cost
   dtype: bf16
   gpus_per_node: 8
   compute_ms: 150
-)";
+)" + tls;
 }
 
 int run_demo(const DemoArgs& args, const char* /*argv0*/) {
@@ -121,7 +130,14 @@ int run_demo(const DemoArgs& args, const char* /*argv0*/) {
         std::fprintf(stderr, "preflight demo: %s\n", st.error().message.c_str());
         return 1;
     }
-    if (auto st = core::write_file_atomic(config, demo_config_yaml()); !st) {
+    std::string tls_dir;
+    if (!args.tls_dir.empty()) {
+        tls_dir = std::filesystem::absolute(args.tls_dir).string();
+        std::printf("preflight demo: TLS on: agents verify the controller (%s) against %s/ca.pem\n",
+                    fabric->head_address().c_str(), tls_dir.c_str());
+        std::fflush(stdout);
+    }
+    if (auto st = core::write_file_atomic(config, demo_config_yaml(tls_dir)); !st) {
         std::fprintf(stderr, "preflight demo: %s\n", st.error().message.c_str());
         return 1;
     }

@@ -31,6 +31,7 @@ void append_agent_command(std::vector<std::string>& argv, const core::Node& node
     argv.push_back("--node");
     argv.push_back(node.name);
     argv.insert(argv.end(), ctx.agent_args.begin(), ctx.agent_args.end());
+    append_tls_args(argv, ctx, ctx.tls_ca);
 }
 
 std::map<std::string, std::string> LocalLauncher::start(const std::vector<core::Node>& nodes,
@@ -93,11 +94,18 @@ void LocalLauncher::stop() {
 std::map<std::string, std::string> ConnectLauncher::start(const std::vector<core::Node>& nodes,
                                                           const LaunchContext& ctx) {
     if (!nodes.empty()) {
+        std::vector<std::string> tls;
+        append_tls_args(tls, ctx, ctx.tls_ca);
+        std::string tls_text;
+        for (const auto& a : tls) {
+            tls_text += " " + a;
+        }
         spdlog::info(
             "waiting for {} agents to dial {} (preflight-agent --controller {} --node "
-            "NAME, token in ${} or ${})",
+            "NAME{}, token in ${} or ${})",
             nodes.size(), ctx.dial_address.at(nodes.front().name),
-            ctx.dial_address.at(nodes.front().name), core::k_token_env, core::k_token_file_env);
+            ctx.dial_address.at(nodes.front().name), tls_text, core::k_token_env,
+            core::k_token_file_env);
     }
     return {};
 }

@@ -24,6 +24,8 @@ struct LaunchContext {
     std::string log_dir;                              // per-agent output and pid files
     std::string run_id;                               // names what a launcher creates
     core::KubernetesConfig k8s;                       // `k8s` launcher: API access, image
+    std::string tls_ca;           // TLS on: the CA file agents verify the controller against
+    std::string tls_server_name;  // TLS: the name agents expect; empty: the address they dial
 };
 
 class Launcher {
@@ -63,10 +65,24 @@ class ConnectLauncher final : public Launcher {
                                              const LaunchContext& ctx) override;
 };
 
-// Appends `AGENT --controller ADDR --node NAME [agent_args...]` for node: the command every
-// launcher that starts processes (local, srun) runs after its own prefix.
+// Appends `AGENT --controller ADDR --node NAME [agent_args...] [--tls-ca CA [--tls-server-name N]]`
+// for node: the command every launcher that starts processes (local, srun) runs after its prefix.
 void append_agent_command(std::vector<std::string>& argv, const core::Node& node,
                           const LaunchContext& ctx);
+
+// Appends `--tls-ca CA_PATH [--tls-server-name NAME]` when ctx has TLS on (CA_PATH: where the
+// CA is on the agent's host, e.g. inside a pod); nothing otherwise. Inline: the k8s launcher
+// library uses it too.
+inline void append_tls_args(std::vector<std::string>& argv, const LaunchContext& ctx,
+                            const std::string& ca_path) {
+    if (ctx.tls_ca.empty()) {
+        return;
+    }
+    argv.insert(argv.end(), {"--tls-ca", ca_path});
+    if (!ctx.tls_server_name.empty()) {
+        argv.insert(argv.end(), {"--tls-server-name", ctx.tls_server_name});
+    }
+}
 
 // After the agents were told to shut down: waits up to `wait` in all for the children to exit on
 // their own, then terminates what is left (SIGTERM, SIGKILL after `grace`), naming each in a

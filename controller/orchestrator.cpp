@@ -75,6 +75,27 @@ double param_number(const nlohmann::json& params, const char* key, double fallba
     return it != params.end() && it->is_number() ? it->get<double>() : fallback;
 }
 
+// Agents check the controller's certificate against the name they dial (or tls.server_name):
+// a certificate that would fail that check stops the run here, before any agent starts.
+void check_tls_names(const core::TlsConfig& tls,
+                     const std::map<std::string, std::string>& dial_address) {
+    std::set<std::string> names;
+    for (const auto& [node, address] : dial_address) {
+        names.insert(tls.server_name.empty() ? address.substr(0, address.rfind(':'))
+                                             : tls.server_name);
+    }
+    for (const auto& name : names) {
+        if (auto st = core::check_certificate_name(tls.cert, name); !st) {
+            throw core::ConfigError(
+                "controller.tls.cert: " + st.error().message + ", the name agents " +
+                (tls.server_name.empty() ? "dial (set controller.tls.server_name to the name "
+                                           "the certificate carries, or reissue it)"
+                                         : "expect (controller.tls.server_name)") +
+                "; every agent would refuse this controller");
+        }
+    }
+}
+
 }  // namespace
 
 std::string make_run_id() {
@@ -147,7 +168,15 @@ RunReport run_preflight(const RunOptions& options) {
     for (const auto& n : options.nodes) {
         expected.insert(n.name);
     }
-    Server server(HubOptions{token, report.run_id, expected, cfg.deadlines.heartbeat_s, 10.0});
+    std::shared_ptr<core::TlsContext> tls;
+    if (cfg.controller.tls.enabled()) {
+        auto made = core::make_server_tls_context(cfg.controller.tls);
+        if (!made) {
+            throw core::ConfigError(cfg.source + ": " + made.error().message);
+        }
+        tls = std::move(made.value());
+    }
+    Server server(HubOptions{token, report.run_id, expected, cfg.deadlines.heartbeat_s, 10.0}, tls);
     if (auto st = server.start(cfg.controller.listen, cfg.controller.port); !st) {
         throw core::ConfigError(st.error().message);
     }
@@ -159,6 +188,8 @@ RunReport run_preflight(const RunOptions& options) {
     launch.agent_path = options.agent_path;
     launch.run_id = report.run_id;
     launch.k8s = cfg.k8s;
+    launch.tls_ca = cfg.controller.tls.ca;
+    launch.tls_server_name = cfg.controller.tls.server_name;
     launch.log_dir = options.report_dir.empty() ? std::string() : options.report_dir + "/agents";
     launch.agent_args = {"--log-level", options.log_level};
     if (options.log_json) {
@@ -186,6 +217,9 @@ RunReport run_preflight(const RunOptions& options) {
             }
         }
         launch.dial_address[n.name] = fmt::format("{}:{}", host, server.port());
+    }
+    if (tls) {
+        check_tls_names(cfg.controller.tls, launch.dial_address);
     }
     if (launch.log_dir.empty()) {
         launch.log_dir = "/tmp/preflight-agents-" + report.run_id;

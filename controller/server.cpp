@@ -10,8 +10,9 @@ namespace preflight::controller {
 
 namespace asio = boost::asio;
 
-Server::Server(HubOptions options)
-    : m_acceptor(m_io),
+Server::Server(HubOptions options, std::shared_ptr<core::TlsContext> tls)
+    : m_tls(std::move(tls)),
+      m_acceptor(m_io),
       m_accept_retry(m_io),
       m_hub_expected(options.expected.size()),
       m_hub(m_io, std::move(options)) {}
@@ -64,7 +65,7 @@ core::Status Server::start(const std::string& listen_address, int port) {
             spdlog::critical("controller I/O thread stopped: {}", e.what());
         }
     });
-    spdlog::info("controller listening on {}:{}", listen_address, m_port);
+    spdlog::info("controller listening on {}:{}{}", listen_address, m_port, m_tls ? " (TLS)" : "");
     return {};
 }
 
@@ -74,7 +75,8 @@ void Server::accept_next() {
             return;
         }
         if (!ec) {
-            m_hub.accept(std::move(socket));
+            m_hub.accept(m_tls ? core::Stream(std::move(socket), *m_tls)
+                               : core::Stream(std::move(socket)));
             accept_next();
             return;
         }

@@ -10,12 +10,14 @@
 
 #include "controller/agent_hub.hpp"
 #include "core/result.hpp"
+#include "core/tls.hpp"
 
 namespace preflight::controller {
 
 class Server {
   public:
-    explicit Server(HubOptions options);
+    // tls: when set, every connection must complete a TLS handshake with it before the challenge.
+    explicit Server(HubOptions options, std::shared_ptr<core::TlsContext> tls = nullptr);
     ~Server();
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
@@ -29,6 +31,7 @@ class Server {
   private:
     void accept_next();
 
+    std::shared_ptr<core::TlsContext> m_tls;
     boost::asio::io_context m_io;
     boost::asio::ip::tcp::acceptor m_acceptor;
     boost::asio::steady_timer m_accept_retry;  // back-off after a failed accept

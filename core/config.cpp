@@ -1,8 +1,11 @@
 #include "core/config.hpp"
 
 #include <arpa/inet.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <optional>
 #include <set>
 
@@ -211,7 +214,8 @@ class ConfigParser {
     }
 
     void parse_controller(const YAML::Node& node, ControllerConfig& out) const {
-        yaml::reject_unknown_keys(m_file, node, "controller", {"listen", "port", "advertise"});
+        yaml::reject_unknown_keys(m_file, node, "controller",
+                                  {"listen", "port", "advertise", "tls"});
         if (auto n = yaml::get(m_file, node, "listen", "controller.listen")) {
             out.listen = yaml::as_string(m_file, n, "controller.listen");
             // The controller binds this literally; a typo is better caught here than at bind().
@@ -230,6 +234,37 @@ class ConfigParser {
         if (auto n = yaml::get(m_file, node, "advertise", "controller.advertise")) {
             // May be a host name the agents resolve; empty means "per-node routed source address".
             out.advertise = yaml::as_string(m_file, n, "controller.advertise");
+        }
+        if (auto n = yaml::get(m_file, node, "tls", "controller.tls")) {
+            parse_tls(n, out.tls);
+        }
+    }
+
+    // cert, key and ca are all required; each must be a readable file on the controller (the CA
+    // too: the controller checks its own certificate against it before any agent starts).
+    void parse_tls(const YAML::Node& node, TlsConfig& out) const {
+        yaml::reject_unknown_keys(m_file, node, "controller.tls",
+                                  {"cert", "key", "ca", "server_name"});
+        auto file = [&](const char* key, std::string& value) {
+            const std::string name = std::string("controller.tls.") + key;
+            auto n = yaml::get(m_file, node, key, name);
+            if (!n) {
+                yaml::fail(m_file, node, "'controller.tls' needs '" + std::string(key) + "'");
+            }
+            value = yaml::as_string(m_file, n, name);
+            if (::access(value.c_str(), R_OK) != 0) {
+                yaml::fail(m_file, n,
+                           "'" + name + "': cannot read '" + value + "': " + std::strerror(errno));
+            }
+        };
+        file("cert", out.cert);
+        file("key", out.key);
+        file("ca", out.ca);
+        if (auto n = yaml::get(m_file, node, "server_name", "controller.tls.server_name")) {
+            out.server_name = yaml::as_string(m_file, n, "controller.tls.server_name");
+            if (out.server_name.empty()) {
+                yaml::fail(m_file, n, "'controller.tls.server_name' is empty (omit it instead)");
+            }
         }
     }
 

@@ -47,10 +47,21 @@ struct DeadlineConfig {
     double step_slack_s = 15.0;  // added to a check's own timeout for the controller's deadline
 };
 
+// Optional TLS between agents and controller (docs/security.md). The HMAC challenge still
+// authenticates agents; TLS adds confidentiality and lets agents authenticate the controller.
+struct TlsConfig {
+    std::string cert;         // PEM certificate chain the controller presents
+    std::string key;          // its PEM private key
+    std::string ca;           // PEM CA agents verify the controller against (same path on agents)
+    std::string server_name;  // name agents expect in the certificate; empty: the address dialed
+    bool enabled() const { return !cert.empty(); }
+};
+
 struct ControllerConfig {
     std::string listen = "0.0.0.0";  // address the controller listens on
     int port = 0;                    // 0: an ephemeral port
     std::string advertise;           // address agents dial; empty: routed source address per node
+    TlsConfig tls;                   // off unless controller.tls is given
 };
 
 // Kubernetes API access (controller/k8s): the action sink, `--launcher k8s` and `certify --k8s`.

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
+#include <sstream>
 
 #include <spdlog/spdlog.h>
 
@@ -43,7 +45,9 @@ json token_secret(const JobSpecInput& in, const std::string& token) {
               {"namespace", in.namespace_name},
               {"labels", {{k_run_label, job_name_for(in.run_id)}}}}},
             {"type", "Opaque"},
-            {"stringData", {{k_token_key, token}}}};
+            {"stringData", in.tls_ca_pem.empty()
+                               ? json{{k_token_key, token}}
+                               : json{{k_token_key, token}, {"ca.crt", in.tls_ca_pem}}}};
 }
 
 json agent_job(const JobSpecInput& in) {
@@ -97,6 +101,16 @@ json agent_job(const JobSpecInput& in) {
         {"volumes",
          json::array({{{"name", "sys"}, {"hostPath", {{"path", "/sys"}, {"type", "Directory"}}}}})},
     };
+    if (!in.tls_ca_pem.empty()) {
+        // Only the CA (public) is mounted; the token stays an environment variable.
+        pod_spec["containers"][0]["volumeMounts"].push_back(
+            {{"name", "tls-ca"}, {"mountPath", k_tls_ca_mount}, {"readOnly", true}});
+        pod_spec["volumes"].push_back(
+            {{"name", "tls-ca"},
+             {"secret",
+              {{"secretName", in.name},
+               {"items", json::array({{{"key", "ca.crt"}, {"path", "ca.crt"}}})}}}});
+    }
     return {
         {"apiVersion", "batch/v1"},
         {"kind", "Job"},
@@ -183,6 +197,16 @@ std::map<std::string, std::string> K8sJobLauncher::start(const std::vector<core:
     in.image = ctx.k8s.image;
     in.service_account = ctx.k8s.service_account;
     in.agent_args = ctx.agent_args;
+    if (!ctx.tls_ca.empty()) {
+        std::ifstream ca(ctx.tls_ca);
+        std::stringstream pem;
+        pem << ca.rdbuf();
+        if (!ca || pem.str().empty()) {
+            return fail_all("k8s launcher: cannot read controller.tls.ca '" + ctx.tls_ca + "'");
+        }
+        in.tls_ca_pem = pem.str();
+        append_tls_args(in.agent_args, ctx, std::string(k_tls_ca_mount) + "/ca.crt");
+    }
     for (const auto& n : nodes) {
         in.nodes.push_back(n.name);
         m_nodes.insert(n.name);

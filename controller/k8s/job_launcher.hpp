@@ -28,9 +28,13 @@ struct JobSpecInput {
     std::string service_account;
     std::string controller;  // HOST:PORT the agents dial
     std::vector<std::string> agent_args;
+    std::string tls_ca_pem;  // TLS on: the CA agents verify the controller with (in the Secret)
 };
 
-// The Job object (pure; tested directly). Secret holds PREFLIGHT_TOKEN.
+// Where agent pods find the TLS CA (the run's Secret, key ca.crt, mounted read-only).
+inline constexpr const char* k_tls_ca_mount = "/etc/preflight/tls";
+
+// The Job object (pure; tested directly). Secret holds PREFLIGHT_TOKEN (and ca.crt with TLS).
 nlohmann::json agent_job(const JobSpecInput& in);
 nlohmann::json token_secret(const JobSpecInput& in, const std::string& token);
 

@@ -129,7 +129,9 @@ TEST_F(FaultInjection, RandomPacketLossOnOneHostIsJudgedOnWhatItMeasured) {
                         "<", "3", "counter", "drop"});
         }
     };
-    auto run = FabricRun::start("loss", 4, k_config, {.before_run = add_loss});
+    FabricRunOptions options;
+    options.before_run = add_loss;
+    auto run = FabricRun::start("loss", 4, k_config, options);
     ASSERT_TRUE(run);
     expect_complete_run(*run, 120s, "h4");
     const long dropped =
@@ -160,7 +162,9 @@ TEST_F(FaultInjection, SilentConnectionFloodDoesNotStopTheRun) {
     const int port = 20000 + ::getpid() % 20000;
     std::string config = k_config;
     config += "controller: {port: " + std::to_string(port) + "}\n";
-    auto run = FabricRun::start("flood", 4, config, {.wrapper = {"prlimit", "--nofile=200:200"}});
+    FabricRunOptions options;
+    options.wrapper = {"prlimit", "--nofile=200:200"};
+    auto run = FabricRun::start("flood", 4, config, options);
     ASSERT_TRUE(run);
     const std::string head = run->fabric().head_address();
     const std::string flood_script =

@@ -545,6 +545,49 @@ TEST_F(K8sApiServer, IndexedJobPerNodeAffinityPodFailuresAndCleanup) {
     EXPECT_FALSE(secret) << "token Secret left behind";
 }
 
+// With controller.tls on, the run's Secret also carries the CA (public) and the pods mount only
+// that key read-only and pass --tls-ca to the agent; the token stays an environment variable.
+TEST_F(K8sApiServer, TlsRunMountsTheCaFromTheRunSecret) {
+    const std::string ca = (m_dir / "ca.pem").string();
+    std::ofstream(ca) << "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    auto client = std::make_shared<Client>(cluster(k_token), ClientOptions{});
+    K8sJobLauncher launcher(client);
+    LaunchContext ctx;
+    ctx.token = "run-token-tls";
+    ctx.run_id = "20260101T000000Z-TLS001";
+    ctx.k8s.namespace_name = "preflight";
+    ctx.k8s.image = "preflight:test";
+    ctx.tls_ca = ca;
+    ctx.tls_server_name = "preflight-controller";
+    ctx.dial_address["n1"] = "10.1.2.3:4567";
+    auto failed = launcher.start({core::Node{"n1", "", "", {}}}, ctx);
+    ASSERT_TRUE(failed.empty()) << failed.begin()->second;
+    json job = kubectl_json({"get", "job", launcher.job_name(), "-n", "preflight"});
+    const json pod = job["spec"]["template"]["spec"];
+    EXPECT_EQ(pod["containers"][0]["command"],
+              json({"preflight-agent", "--controller", "10.1.2.3:4567", "--node", "$(NODE_NAME)",
+                    "--tls-ca", "/etc/preflight/tls/ca.crt", "--tls-server-name",
+                    "preflight-controller"}));
+    EXPECT_EQ(pod["containers"][0]["volumeMounts"][1],
+              json({{"name", "tls-ca"}, {"mountPath", "/etc/preflight/tls"}, {"readOnly", true}}));
+    EXPECT_EQ(pod["volumes"][1]["secret"]["secretName"], launcher.job_name());
+    EXPECT_EQ(pod["volumes"][1]["secret"]["items"],
+              json::parse(R"([{"key": "ca.crt", "path": "ca.crt"}])"));
+    auto secret = kubectl_json({"get", "secret", launcher.job_name(), "-n", "preflight"});
+    EXPECT_TRUE(secret["data"].contains("ca.crt")) << secret.dump();
+    EXPECT_TRUE(secret["data"].contains("PREFLIGHT_TOKEN")) << secret.dump();
+    launcher.stop();
+
+    // A CA the controller cannot read fails every node before anything is created.
+    K8sJobLauncher second(client);
+    ctx.tls_ca = (m_dir / "missing.pem").string();
+    auto refused = second.start({core::Node{"n1", "", "", {}}}, ctx);
+    ASSERT_EQ(refused.size(), 1u);
+    EXPECT_NE(refused["n1"].find("cannot read controller.tls.ca"), std::string::npos)
+        << refused["n1"];
+    EXPECT_TRUE(kubectl_json({"get", "jobs", "-n", "preflight"})["items"].empty());
+}
+
 // `preflight run --launcher k8s` end to end: the controller creates the Job; this test plays the
 // kubelet for the pods the stand-in scheduled, starting the real agent with the Job's own command
 // (and $(NODE_NAME) expanded) and the token from the run's Secret. n2's image cannot be pulled.

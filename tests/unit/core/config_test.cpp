@@ -165,7 +165,7 @@ TEST(Config, UnknownKeysAtEveryDepth) {
               "heartbeat_s, step_slack_s)");
     EXPECT_EQ(error_of("controller:\n    prot: 80\n"),
               "run.yaml:2:5: unknown key 'prot' in 'controller' (allowed: listen, port, "
-              "advertise)");
+              "advertise, tls)");
     // A typo in a check's parameters, two levels down.
     EXPECT_EQ(error_of("params:\n  collective.gloo_allreduce:\n    bytes: 1\n    iter: 3\n"),
               "run.yaml:4:5: unknown parameter 'iter' for check 'collective.gloo_allreduce' "
@@ -361,6 +361,29 @@ TEST(ConfigJob, RejectsAnIncompleteOrWrongJobWithItsPosition) {
     EXPECT_NE(message("job:\n  params: 7e9\n  compute_ms: 150\n  gpus: 8\n")
                   .find("job.yaml:4:3: unknown key 'gpus'"),
               std::string::npos);
+}
+
+TEST(ConfigTls, NeedsReadableCertKeyAndCaAndNamesTheKey) {
+    // Any readable file stands in here; the PEM contents are checked at startup (tls_session_test).
+    const std::string f = std::string(PREFLIGHT_SOURCE_DIR) + "/README.md";
+    auto c = parse("controller:\n  tls: {cert: " + f + ", key: " + f + ", ca: " + f +
+                   ", server_name: ctl.example}\n");
+    EXPECT_TRUE(c.controller.tls.enabled());
+    EXPECT_EQ(c.controller.tls.ca, f);
+    EXPECT_EQ(c.controller.tls.server_name, "ctl.example");
+    EXPECT_FALSE(parse("controller: {port: 1}\n").controller.tls.enabled());
+
+    EXPECT_EQ(error_of("controller:\n  tls: {cert: " + f + ", key: " + f + "}\n"),
+              "run.yaml:2:8: 'controller.tls' needs 'ca'");
+    EXPECT_EQ(
+        error_of("controller:\n  tls: {cert: /nonexistent/c.pem, key: " + f + ", ca: " + f + "}\n"),
+        "run.yaml:2:15: 'controller.tls.cert': cannot read '/nonexistent/c.pem': No such "
+        "file or directory");
+    const std::string unknown = error_of("controller:\n  tls: {cert: " + f + ", key: " + f +
+                                         ", ca: " + f + ", insecure: true}\n");
+    EXPECT_EQ(unknown.rfind("run.yaml:2:", 0), 0u) << unknown;
+    EXPECT_NE(unknown.find("unknown key 'insecure' in 'controller.tls'"), std::string::npos)
+        << unknown;
 }
 
 }  // namespace
