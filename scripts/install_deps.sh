@@ -17,6 +17,8 @@ packages=(
   libopenmpi-dev openmpi-bin
   # test beds and peers measured by bench/
   iproute2 iperf3 nftables procps python3 bc
+  # TLS certificates for tests and operators (scripts/tls_make_ca.sh)
+  openssl
   # report tests: HTML screenshot, JUnit schema validation (xmllint), `promtool check metrics`
   chromium fonts-dejavu-core libxml2-utils prometheus
   # fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes
