@@ -202,10 +202,9 @@ Message parse_typed(const std::string& type, const json& j) {
     throw FieldError{"unknown message type '" + type + "'"};
 }
 
-// Deepest [ / { nesting in a JSON text, counted outside strings, stopping once past limit. The
-// JSON library's copy, compare and dump recurse per level, so a frame of nested brackets could
-// otherwise exhaust the stack; a frame is at most 1 MiB, so this linear scan is cheap.
-bool nesting_exceeds(std::string_view text, int limit) {
+}  // namespace
+
+bool json_nesting_exceeds(std::string_view text, int limit) {
     int depth = 0;
     bool in_string = false;
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -229,8 +228,6 @@ bool nesting_exceeds(std::string_view text, int limit) {
     return false;
 }
 
-}  // namespace
-
 std::string_view message_type(const Message& m) {
     static constexpr std::string_view k_names[] = {"challenge", "hello",    "welcome",   "reject",
                                                    "run",       "result",   "heartbeat", "kv_set",
@@ -246,7 +243,7 @@ std::string serialize(const Message& m) {
 }
 
 Result<Message> parse_message(std::string_view payload) {
-    if (nesting_exceeds(payload, k_max_json_depth)) {
+    if (json_nesting_exceeds(payload, k_max_json_depth)) {
         return Error{"JSON nested deeper than " + std::to_string(k_max_json_depth) + " levels"};
     }
     json j = json::parse(payload, nullptr, /*allow_exceptions=*/false);

@@ -21,6 +21,10 @@ inline constexpr int k_protocol_version = 1;
 // Frames nested deeper than this are rejected before they are parsed (stack safety).
 inline constexpr int k_max_json_depth = 32;
 
+// Whether a JSON text nests [ / { deeper than limit (counted outside strings). The JSON library's
+// copy, compare and dump recurse per level, so untrusted JSON is checked with this before parsing.
+bool json_nesting_exceeds(std::string_view text, int limit);
+
 namespace msg {
 
 struct Challenge {  // controller -> agent, first frame

@@ -16,6 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/auth.hpp"
+#include "core/protocol.hpp"
 
 namespace preflight::controller::k8s {
 
@@ -277,7 +278,9 @@ ClientOptions client_options_from(const core::KubernetesConfig& cfg) {
 
 std::string Response::message() const {
     try {
-        auto j = nlohmann::json::parse(body);
+        auto j = core::json_nesting_exceeds(body, k_max_response_depth)
+                     ? nlohmann::json()
+                     : nlohmann::json::parse(body);
         if (j.is_object() && j.contains("message") && j["message"].is_string()) {
             return j["message"].get<std::string>();
         }
@@ -450,6 +453,10 @@ core::Result<nlohmann::json> to_json_result(core::Result<Response> r, const Acce
     }
     if (r->body.empty()) {
         return nlohmann::json::object();
+    }
+    if (core::json_nesting_exceeds(r->body, k_max_response_depth)) {
+        return core::Error{access.verb + " " + access.resource + ": response nested deeper than " +
+                           std::to_string(k_max_response_depth) + " levels"};
     }
     try {
         return nlohmann::json::parse(r->body);

@@ -53,6 +53,10 @@ struct ClientOptions {
 
 ClientOptions client_options_from(const core::KubernetesConfig& cfg);
 
+// API responses nested deeper than this are refused before parsing (Kubernetes objects, their
+// managedFields included, stay far below it; the JSON library recurses per level).
+inline constexpr int k_max_response_depth = 128;
+
 struct Response {
     long status = 0;
     std::string body;

@@ -133,7 +133,9 @@ json agent_job(const JobSpecInput& in) {
     };
 }
 
-std::string pod_start_failure(const json& pod) {
+namespace {
+
+std::string start_failure_of(const json& pod) {
     const json status = pod.value("status", json::object());
     const std::string name = pod.value("metadata", json::object()).value("name", std::string("?"));
     static const char* k_fatal[] = {"ImagePullBackOff",           "ErrImagePull",
@@ -161,6 +163,19 @@ std::string pod_start_failure(const json& pod) {
                (status.contains("message") ? ": " + status.value("message", std::string()) : "");
     }
     return {};
+}
+
+}  // namespace
+
+std::string pod_start_failure(const json& pod) {
+    try {
+        return start_failure_of(pod);
+    } catch (const json::exception& e) {
+        // A pod whose status has other types than the API's (found by fuzz/k8s_response_fuzz):
+        // nothing can be concluded from it; the connect deadline still applies to its node.
+        spdlog::debug("k8s launcher: unreadable pod status: {}", e.what());
+        return {};
+    }
 }
 
 K8sJobLauncher::~K8sJobLauncher() {
@@ -266,15 +281,20 @@ std::map<std::string, std::string> K8sJobLauncher::exited() {
         spdlog::warn("k8s launcher: {}", pods.error().message);
         return m_failed;
     }
-    for (const auto& pod : pods->value("items", json::array())) {
-        const std::string node = pod.value("spec", json::object()).value("nodeName", std::string());
-        if (node.empty() || m_nodes.count(node) == 0 || m_failed.count(node) != 0) {
-            continue;
+    try {
+        for (const auto& pod : pods->value("items", json::array())) {
+            const std::string node =
+                pod.value("spec", json::object()).value("nodeName", std::string());
+            if (node.empty() || m_nodes.count(node) == 0 || m_failed.count(node) != 0) {
+                continue;
+            }
+            if (auto why = pod_start_failure(pod); !why.empty()) {
+                spdlog::warn("k8s launcher: node {}: {}", node, why);
+                m_failed[node] = why;
+            }
         }
-        if (auto why = pod_start_failure(pod); !why.empty()) {
-            spdlog::warn("k8s launcher: node {}: {}", node, why);
-            m_failed[node] = why;
-        }
+    } catch (const json::exception& e) {
+        spdlog::warn("k8s launcher: unreadable pod list: {}", e.what());
     }
     return m_failed;
 }

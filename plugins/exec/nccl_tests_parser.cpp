@@ -15,9 +15,12 @@
 #include "plugins/exec/nccl_tests_parser.hpp"
 
 #include <cstdlib>
+#include <iomanip>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "core/protocol.hpp"
 
 namespace preflight::plugins {
 
@@ -169,6 +172,11 @@ NcclTestsOutput parse_nccl_tests_text(std::string_view text) {
 }
 
 core::Result<NcclTestsOutput> parse_nccl_tests_json(std::string_view json) {
+    // The document is a few levels deep; anything deeper is not nccl-tests' and could exhaust the
+    // stack in the JSON library's recursive copies.
+    if (core::json_nesting_exceeds(json, 16)) {
+        return core::Error{"nccl-tests JSON: nested deeper than 16 levels"};
+    }
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(json);
@@ -270,8 +278,11 @@ core::CheckResult judge_nccl_tests(const NcclTestsOutput& output, long long targ
     result.metrics["seconds_per_iter"] = oop.time_us / 1e6;
     result.metrics["wrong"] = wrong;
     if (wrong > 0) {
-        result.detail = "data check failed: " + std::to_string(static_cast<long long>(wrong)) +
-                        " wrong elements at " + std::to_string(row->size) + " bytes";
+        // A double: a garbled count can exceed long long (found by fuzz/nccl_tests_fuzz).
+        std::ostringstream count;
+        count << std::setprecision(15) << wrong;  // 1536, or 6.7e+61
+        result.detail = "data check failed: " + count.str() + " wrong elements at " +
+                        std::to_string(row->size) + " bytes";
         return result;
     }
     if (output.out_of_bounds && *output.out_of_bounds > 0) {

@@ -221,6 +221,10 @@ TEST(PodStartFailure, Classified) {
               std::string::npos);
     EXPECT_NE(pod_start_failure(pod({{"phase", "Failed"}, {"reason", "Evicted"}})).find("Evicted"),
               std::string::npos);
+    // Other types than the API's (found by fuzz/k8s_response_fuzz): nothing concluded, no throw.
+    EXPECT_EQ(pod_start_failure(json{{"status", "Failure"}}), "");
+    EXPECT_EQ(pod_start_failure(pod({{"containerStatuses", {{{"state", 3}}}}})), "");
+    EXPECT_EQ(pod_start_failure(json::array()), "");
 }
 
 TEST(K8sActionSink, CalledOnlyWithoutATrippedBreaker) {

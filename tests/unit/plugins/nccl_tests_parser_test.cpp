@@ -88,6 +88,19 @@ TEST(NcclTestsParser, WrongElementsFail) {
     EXPECT_NE(other.detail.find("out-of-bounds"), std::string::npos) << other.detail;
 }
 
+// A #wrong count beyond long long (found by fuzz/nccl_tests_fuzz: the conversion was undefined).
+TEST(NcclTestsParser, HugeWrongCountFailsWithoutOverflow) {
+    auto out = parse_nccl_tests_text(fixture("data_check_failed.txt"));
+    ASSERT_FALSE(out.rows.empty());
+    for (auto& row : out.rows) {
+        row.out_of_place->wrong = 6.7e61;
+    }
+    auto judged = judge_nccl_tests(out, out.rows.front().size);
+    EXPECT_EQ(judged.verdict, core::Verdict::fail);
+    EXPECT_NE(judged.detail.find("data check failed: 6.7e+61 wrong"), std::string::npos)
+        << judged.detail;
+}
+
 TEST(NcclTestsParser, TruncatedOutputFails) {
     auto out = parse_nccl_tests_text(fixture("truncated.txt"));
     EXPECT_FALSE(out.concluded);
