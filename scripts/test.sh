@@ -6,6 +6,7 @@
 #   3. build only what the `tsan`-labelled tests need with ThreadSanitizer (preset tsan,
 #      build-tsan/, target tsan_tests) and run them: controller and agent threads together;
 #   4. run the libFuzzer targets for a fixed number of executions each (scripts/fuzz.sh).
+#   The TSan build and the fuzzers of 3 and 4 run beside the ASan suite of 2, at nice 19.
 # scripts/test.sh --release (or PREFLIGHT_TEST_MODE=release) is the fast developer path: one
 # RelWithDebInfo build in build/ (scripts/build.sh), every test, then the fuzzers.
 # Other arguments go to ctest, e.g. -L unit or -L integration (the fuzzers are skipped then).
@@ -47,16 +48,41 @@ else
   clean_netns
   # The sanitizer options (and the few per-test exceptions, tests/sanitizers/) are CTest
   # properties set by tests/sanitizers/sanitizers.cmake: the same as `ctest --preset asan`.
-  phase "ctest under ASan+UBSan: whole suite"
+  # Beside the ASan suite (its integration tests run one at a time and mostly wait on shaped
+  # links), the TSan build and then the fuzzers run at the lowest CPU priority: the tests still get
+  # the CPU first, and CI's two cores are not left idle.
+  side_log=$(mktemp)
+  (
+    set +e
+    [[ -f build-tsan/CMakeCache.txt ]] || cmake --preset tsan "${launcher[@]}" >/dev/null
+    nice -n 19 cmake --build build-tsan -j "$jobs" --target tsan_tests
+    echo "side: tsan_build=$?"
+    if [[ $# -eq 0 ]]; then
+      nice -n 19 bash scripts/fuzz.sh
+      echo "side: fuzz=$?"
+    fi
+  ) >"$side_log" 2>&1 &
+  side=$!
+  phase "ctest under ASan+UBSan: whole suite (TSan build and fuzzers beside it, nice 19)"
   ctest --test-dir build-asan --output-on-failure -j "$jobs" "$@" || failed=1
-  phase "TSan build of the tsan-labelled tests (build-tsan/)"
-  [[ -f build-tsan/CMakeCache.txt ]] || cmake --preset tsan "${launcher[@]}" >/dev/null
-  cmake --build build-tsan -j "$jobs" --target tsan_tests
+  phase "waiting for the TSan build and the fuzzers"
+  wait "$side" || true
+  # The fuzzers' summary (and the log's end if the build or a fuzzer failed).
+  grep -E '^(side: |[a-z0-9_]+_fuzz +(ok|FAILED))' "$side_log" || true
+  if ! grep -q '^side: tsan_build=0$' "$side_log"; then
+    tail -n 60 "$side_log"
+    failed=1
+  fi
+  if [[ $# -eq 0 ]] && ! grep -q '^side: fuzz=0$' "$side_log"; then
+    grep -v '^\[' "$side_log" | tail -n 60
+    failed=1
+  fi
+  rm -f "$side_log"
   clean_netns
   phase "ctest under TSan: label tsan"
   ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L tsan "$@" || failed=1
 fi
-if [[ $# -eq 0 ]]; then
+if [[ $mode == release && $# -eq 0 ]]; then
   phase "fuzzers"
   bash scripts/fuzz.sh || failed=1
 fi
