@@ -13,7 +13,6 @@
 #include "core/auth.hpp"
 #include "core/inventory.hpp"
 #include "core/log.hpp"
-#include "core/tls.hpp"
 
 namespace preflight::agent {
 
@@ -130,12 +129,6 @@ int agent_main(int argc, char** argv) {
         return 2;
     }
     options.token = token.value();
-    if (!options.tls_ca.empty()) {
-        if (auto tls = core::make_client_tls_context(options.tls_ca); !tls) {
-            std::fprintf(stderr, "preflight-agent: %s\n", tls.error().message.c_str());
-            return 2;
-        }
-    }
     // Collective transports write to sockets whose peer may vanish; that is an error result for
     // the check, not a reason for the agent to die.
     ::signal(SIGPIPE, SIG_IGN);

@@ -428,7 +428,7 @@ int run_agent(const AgentOptions& options) {
         auto made = core::make_client_tls_context(options.tls_ca);
         if (!made) {
             spdlog::error("{}", made.error().message);
-            return k_agent_failed;
+            return k_agent_usage;
         }
         tls = std::move(made.value());
     }

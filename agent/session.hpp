@@ -21,6 +21,7 @@ struct AgentOptions {
 // Exit codes of the agent process.
 inline constexpr int k_agent_ok = 0;        // controller said shutdown
 inline constexpr int k_agent_failed = 1;    // lost the controller or could not reach it
+inline constexpr int k_agent_usage = 2;     // bad options (e.g. a --tls-ca that is no CA file)
 inline constexpr int k_agent_rejected = 3;  // authentication refused (either way: TLS included)
 
 int run_agent(const AgentOptions& options);

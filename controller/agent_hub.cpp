@@ -182,7 +182,7 @@ void AgentHub::on_closed(const ConnectionPtr& conn, const std::string& reason) {
     if (!conn->authenticated) {
         // A refused TLS handshake is an operator's problem (wrong CA, plaintext agent): say it,
         // but not once per connection of a flood.
-        if (reason.rfind("TLS handshake failed", 0) == 0 && m_tls_failures++ % 1000 == 0) {
+        if (conn->tls_refused() && m_tls_failures++ % 1000 == 0) {
             spdlog::warn("connection {} refused: {} ({} so far)", conn->peer(), reason,
                          m_tls_failures);
         } else {

@@ -41,6 +41,7 @@ void Connection::start() {
                     return;
                 }
                 if (ec) {
+                    m_tls_refused = true;
                     std::string why = core::take_openssl_error();
                     close("TLS handshake failed: " + (why.empty() ? ec.message() : why));
                     return;

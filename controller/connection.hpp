@@ -49,6 +49,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void send_and_close(const core::Message& message, const std::string& reason);
 
     bool open() const { return m_open; }
+    // The peer failed the TLS handshake (a plaintext agent, a scanner): the operator should hear.
+    bool tls_refused() const { return m_tls_refused; }
     const std::string& peer() const { return m_peer; }
     std::chrono::steady_clock::time_point last_received() const { return m_last_received; }
 
@@ -73,6 +75,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::size_t m_queued_bytes = 0;
     bool m_writing = false;
     bool m_open = true;
+    bool m_tls_refused = false;
     std::string m_close_after_write;  // non-empty: close with this reason when the queue drains
     std::string m_peer;
     std::chrono::steady_clock::time_point m_last_received;

@@ -99,12 +99,7 @@ void check_tls_names(const core::TlsConfig& tls,
 }  // namespace
 
 std::string make_run_id() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-    return std::string(buf) + "-" + core::random_hex(3);
+    return core::utc_now("%Y%m%dT%H%M%SZ") + "-" + core::random_hex(3);
 }
 
 RunReport run_preflight(const RunOptions& options) {

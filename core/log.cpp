@@ -84,13 +84,16 @@ Status init_logging(const std::string& level, LogFormat format, const std::strin
     return {};
 }
 
-std::string utc_now_rfc3339() {
+std::string utc_now(const char* strftime_format) {
     std::time_t t = std::time(nullptr);
     std::tm tm{};
     gmtime_r(&t, &tm);
     char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
+    return std::strftime(buf, sizeof buf, strftime_format, &tm) == 0 ? std::string() : buf;
+}
+
+std::string utc_now_rfc3339() {
+    return utc_now("%Y-%m-%dT%H:%M:%SZ");
 }
 
 }  // namespace preflight::core

@@ -16,6 +16,8 @@ Status init_logging(const std::string& level, LogFormat format, const std::strin
 // Escapes a string for inclusion in a JSON string value (used by the JSON-lines pattern).
 std::string json_escape(const std::string& s);
 
+// The current UTC time formatted with strftime's format (at most 31 characters of output).
+std::string utc_now(const char* strftime_format);
 // The current UTC time as RFC 3339 with seconds ("2026-11-22T04:50:00Z"), as reports and
 // Kubernetes Events write it.
 std::string utc_now_rfc3339();

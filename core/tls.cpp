@@ -36,31 +36,46 @@ std::string reason(const boost::system::error_code& ec) {
     return detail.empty() ? ec.message() : detail;
 }
 
-// Verifies the leaf certificate in cert_file (with the intermediates after it) against ca_file.
-Status verify_own_chain(const TlsConfig& tls) {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(tls.cert.c_str(), "r"),
+using X509Ptr = std::unique_ptr<X509, void (*)(X509*)>;
+using X509Chain = std::unique_ptr<STACK_OF(X509), void (*)(STACK_OF(X509)*)>;
+
+// The first (leaf) certificate of a PEM file and, when chain is given, the ones after it.
+Result<X509Ptr> read_leaf(const std::string& path, X509Chain* chain = nullptr) {
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "r"),
                                                          &std::fclose);
     if (!file) {
-        return Error{"controller.tls.cert: cannot read '" + tls.cert + "'"};
+        return Error{"cannot read '" + path + "'"};
     }
-    std::unique_ptr<X509, void (*)(X509*)> leaf(
-        PEM_read_X509(file.get(), nullptr, nullptr, nullptr), &X509_free);
+    X509Ptr leaf(PEM_read_X509(file.get(), nullptr, nullptr, nullptr), &X509_free);
     if (!leaf) {
-        return Error{"controller.tls.cert: no PEM certificate in '" + tls.cert + "'"};
+        ERR_clear_error();
+        return Error{"no PEM certificate in '" + path + "'"};
     }
-    std::unique_ptr<STACK_OF(X509), void (*)(STACK_OF(X509)*)> chain(
-        sk_X509_new_null(), [](STACK_OF(X509) * s) { sk_X509_pop_free(s, X509_free); });
-    while (X509* next = PEM_read_X509(file.get(), nullptr, nullptr, nullptr)) {
-        sk_X509_push(chain.get(), next);
+    while (chain != nullptr) {
+        X509* next = PEM_read_X509(file.get(), nullptr, nullptr, nullptr);
+        if (next == nullptr) {
+            break;
+        }
+        sk_X509_push(chain->get(), next);
     }
-    ERR_clear_error();  // the loop ends on "no start line"
+    ERR_clear_error();  // reading ends on "no start line"
+    return leaf;
+}
+
+// Verifies the leaf certificate in cert_file (with the intermediates after it) against ca_file.
+Status verify_own_chain(const TlsConfig& tls) {
+    X509Chain chain(sk_X509_new_null(), [](STACK_OF(X509) * s) { sk_X509_pop_free(s, X509_free); });
+    auto leaf = read_leaf(tls.cert, &chain);
+    if (!leaf) {
+        return Error{"controller.tls.cert: " + leaf.error().message};
+    }
     std::unique_ptr<X509_STORE, void (*)(X509_STORE*)> store(X509_STORE_new(), &X509_STORE_free);
     if (X509_STORE_load_locations(store.get(), tls.ca.c_str(), nullptr) != 1) {
         return Error{"controller.tls.ca: cannot load '" + tls.ca + "': " + take_openssl_error()};
     }
     std::unique_ptr<X509_STORE_CTX, void (*)(X509_STORE_CTX*)> ctx(X509_STORE_CTX_new(),
                                                                    &X509_STORE_CTX_free);
-    if (X509_STORE_CTX_init(ctx.get(), store.get(), leaf.get(), chain.get()) != 1) {
+    if (X509_STORE_CTX_init(ctx.get(), store.get(), leaf.value().get(), chain.get()) != 1) {
         return Error{"controller.tls: cannot set up verification: " + take_openssl_error()};
     }
     X509_STORE_CTX_set_purpose(ctx.get(), X509_PURPOSE_SSL_SERVER);
@@ -77,22 +92,15 @@ Status verify_own_chain(const TlsConfig& tls) {
 }  // namespace
 
 Status check_certificate_name(const std::string& cert_file, const std::string& name) {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(cert_file.c_str(), "r"),
-                                                         &std::fclose);
-    if (!file) {
-        return Error{"cannot read '" + cert_file + "'"};
-    }
-    std::unique_ptr<X509, void (*)(X509*)> leaf(
-        PEM_read_X509(file.get(), nullptr, nullptr, nullptr), &X509_free);
+    auto leaf = read_leaf(cert_file);
     if (!leaf) {
-        ERR_clear_error();
-        return Error{"no PEM certificate in '" + cert_file + "'"};
+        return leaf.error();
     }
     boost::system::error_code not_address;
     boost::asio::ip::make_address(name, not_address);
-    const int match = not_address
-                          ? X509_check_host(leaf.get(), name.c_str(), name.size(), 0, nullptr)
-                          : X509_check_ip_asc(leaf.get(), name.c_str(), 0);
+    X509* cert = leaf.value().get();
+    const int match = not_address ? X509_check_host(cert, name.c_str(), name.size(), 0, nullptr)
+                                  : X509_check_ip_asc(cert, name.c_str(), 0);
     ERR_clear_error();
     if (match != 1) {
         return Error{"'" + cert_file + "' is not a certificate for '" + name + "'"};

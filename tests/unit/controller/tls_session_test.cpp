@@ -266,6 +266,14 @@ TEST_F(TlsSessionTest, TlsAgentGivesUpOnAPlaintextController) {
     EXPECT_FALSE(connected("n1"));
 }
 
+TEST_F(TlsSessionTest, ACaFileThatIsNoCaIsAUsageError) {
+    start("ip");
+    auto options = agent("n1", m_server->port(), "ip");
+    options.tls_ca = s_dir + "/ip/controller.key";
+    EXPECT_EQ(run_to_end(options), agent::k_agent_usage);
+    EXPECT_FALSE(connected("n1"));
+}
+
 TEST_F(TlsSessionTest, WrongTokenIsStillRejectedInsideTls) {
     start("ip");
     auto options = agent("n1", m_server->port(), "ip");
