@@ -1,6 +1,7 @@
 #include "agent/session.hpp"
 
 #include <atomic>
+#include <csignal>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -15,6 +16,7 @@
 #include "agent/controller_kv_store.hpp"
 #include "core/auth.hpp"
 #include "core/frame_codec.hpp"
+#include "core/process.hpp"
 #include "core/protocol.hpp"
 #include "core/stream.hpp"
 #include "core/tls.hpp"
@@ -53,6 +55,9 @@ class Session {
                 // A hung check (e.g. a collective whose peer vanished) cannot be interrupted;
                 // leave without joining it rather than hang the node's agent forever.
                 spdlog::warn("exiting with a check still running");
+                if (const int stopped = core::kill_running_children(SIGKILL); stopped > 0) {
+                    spdlog::warn("stopped {} program(s) the check had started", stopped);
+                }
                 spdlog::default_logger()->flush();
                 std::_Exit(m_exit_code);
             }

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "controller/actions.hpp"
 #include "controller/report_terminal.hpp"
 #include "core/atomic_file.hpp"
+#include "core/process.hpp"
 #include "plugins/check.hpp"
 
 namespace preflight::agent {
@@ -296,6 +298,12 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
     } else {
         *cancel = true;
         worker.detach();  // cannot be interrupted; we _Exit below
+        // A program the check started (all_reduce_perf) must not outlive the budget and hold
+        // the GPUs the job is about to use: stop its process group now.
+        if (const int stopped = core::kill_running_children(SIGKILL); stopped > 0) {
+            spdlog::warn("stopped {} program(s) a check left running past the {:.0f} s budget",
+                         stopped, options.budget_s);
+        }
         for (const auto& check : node_checks) {
             bool have = false;
             for (const auto& r : outcome.results) {
@@ -313,7 +321,11 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
     judge_standalone(outcome, cfg.evaluation, baseline, baseline_run);
 
     const int rc = standalone_exit_code(outcome.verdict, options.on_error);
-    if (outcome.verdict == core::Verdict::fail) {
+    // A failed check drains. A check that could not judge drains only when the operator chose
+    // --on-error block: the start is refused then, and Slurm would drain the node for the failed
+    // prolog anyway, with "Prolog error" and no cause; our reason says which check and why.
+    const bool blocked = outcome.verdict == core::Verdict::error && rc != 0;
+    if (outcome.verdict == core::Verdict::fail || blocked) {
         std::string text;
         for (const auto& r : outcome.reasons) {
             text += (text.empty() ? "" : "; ") + r;
@@ -321,7 +333,8 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         const char* job = std::getenv("SLURM_JOB_ID");
         std::string run =
             options.run_id.empty() ? (job ? std::string("job ") + job : "prolog") : options.run_id;
-        outcome.drain_reason = controller::sanitize_reason("prolog " + text, "(" + run + ")");
+        outcome.drain_reason = controller::sanitize_reason(
+            (blocked ? "prolog could not judge: " : "prolog ") + text, "(" + run + ")");
         if (options.drain) {
             core::ProcessOptions po;
             po.timeout = std::chrono::seconds(10);

@@ -31,7 +31,9 @@ struct StandaloneOptions {
     double budget_s = 20.0;          // every check must finish within this, all together
     std::string sysfs_root = "/";
     std::string outcome_path;  // write the outcome JSON here (atomically); empty: none
-    bool drain = false;        // on fail: scontrol update NodeName=<node> State=DRAIN Reason=...
+    // On fail (and on could-not-judge with on_error block): scontrol update NodeName=<node>
+    // State=DRAIN Reason=...
+    bool drain = false;
     std::string scontrol = "scontrol";
     std::string run_id;  // names this prolog run in the reason; default: $SLURM_JOB_ID
     OnError on_error = OnError::allow;
@@ -45,7 +47,7 @@ struct StandaloneOutcome {
     core::Verdict verdict = core::Verdict::error;  // worst over checks (skip alone is pass)
     std::vector<core::CheckResult> results;
     std::vector<std::string> reasons;  // why it failed / could not judge, one per finding
-    std::string drain_reason;          // the reason given to scontrol (fail only)
+    std::string drain_reason;          // the reason given to scontrol (fail, or blocked error)
     std::string drain_error;           // scontrol's complaint, when draining failed
     double seconds = 0.0;
     nlohmann::json to_json(const std::string& node) const;

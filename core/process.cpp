@@ -9,6 +9,8 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <thread>
 
 extern char** environ;
@@ -17,6 +19,15 @@ namespace preflight::core {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The process groups of the children run_process is waiting for, so that a process that leaves
+// with a call still running (std::_Exit past a budget) can stop them first. A child leaves the set
+// in the same locked step that reaps it, so its pid can never be reused while it is listed.
+std::mutex g_running_mutex;
+std::set<pid_t>& running_groups() {
+    static std::set<pid_t> groups;
+    return groups;
+}
 
 // Builds the child's environment: ours with overrides applied.
 std::vector<std::string> build_env(const std::map<std::string, std::string>& overrides) {
@@ -192,6 +203,10 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
         return spawned.error();
     }
     pid_t pid = *spawned;
+    {
+        std::lock_guard<std::mutex> lock(g_running_mutex);
+        running_groups().insert(pid);
+    }
 
     // stdin is fed from the wait loop below, never with a blocking write: a child that echoes its
     // input while we are still writing would otherwise deadlock us past the timeout.
@@ -250,9 +265,10 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
         } else {
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
-        pid_t w = ::waitpid(pid, &status, WNOHANG);
-        if (w == pid) {
+        std::lock_guard<std::mutex> lock(g_running_mutex);
+        if (::waitpid(pid, &status, WNOHANG) == pid) {
             reaped = true;
+            running_groups().erase(pid);
         }
     }
     // Drain what the child wrote just before exiting; bounded so a grandchild holding the pipe
@@ -284,6 +300,14 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
         result.signal = WTERMSIG(status);
     }
     return result;
+}
+
+int kill_running_children(int sig) {
+    std::lock_guard<std::mutex> lock(g_running_mutex);
+    for (pid_t group : running_groups()) {
+        kill_group(group, sig);
+    }
+    return static_cast<int>(running_groups().size());
 }
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept

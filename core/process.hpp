@@ -49,6 +49,12 @@ class SystemCommandRunner final : public CommandRunner {
 Result<ProcessResult> run_process(const std::vector<std::string>& argv,
                                   const ProcessOptions& options = {});
 
+// Sends sig to the process group of every child that run_process is still waiting for, in any
+// thread; returns how many groups there were (sig 0 only counts them). For a process about to
+// leave with std::_Exit while a check's program runs (a budget or a hang): without this, that
+// program would outlive us.
+int kill_running_children(int sig);
+
 // The path of `name` in this executable's own directory (build/bin and an install prefix keep
 // preflight and preflight-agent together); `name` itself when /proc/self/exe cannot be read.
 std::string sibling_executable(const std::string& name);

@@ -4,7 +4,11 @@
 # job starts. On a failed check the agent drains this node itself with a "preflight: ..." reason,
 # so `scontrol show node` and `sinfo -R` say why (Slurm's own "Prolog error" drain then keeps our
 # reason), and this script exits 1: Slurm requeues the job (held, for batch jobs) elsewhere.
-# A check that hangs or crashes never drains a node: it is logged and the job goes on.
+# A check that hangs or crashes (could not judge) does not drain a node by default: it is logged and
+# the job goes on. With PREFLIGHT_ON_ERROR=block the job does not start on a node preflight could
+# not judge: the agent drains it with a "preflight: prolog could not judge: ..." reason and this
+# script exits 1 (an agent that could not even run exits 1 too, and Slurm drains the node with its
+# own "Prolog error" reason).
 #
 # Settings (environment, or the file $PREFLIGHT_PROLOG_ENV, default /etc/preflight/prolog.env):
 #   PREFLIGHT_AGENT      preflight-agent binary          (default: preflight-agent on PATH)
@@ -13,6 +17,7 @@
 #   PREFLIGHT_BUDGET_S   time budget for all checks, seconds (default 20)
 #   PREFLIGHT_LOG_DIR    outcome JSON and log per node (default /var/log/preflight)
 #   PREFLIGHT_SCONTROL   scontrol binary (default scontrol)
+#   PREFLIGHT_ON_ERROR   allow (default) or block: what a check that could not judge does
 set -u
 env_file=${PREFLIGHT_PROLOG_ENV:-/etc/preflight/prolog.env}
 # shellcheck disable=SC1090
@@ -20,10 +25,18 @@ env_file=${PREFLIGHT_PROLOG_ENV:-/etc/preflight/prolog.env}
 agent=${PREFLIGHT_AGENT:-preflight-agent}
 budget=${PREFLIGHT_BUDGET_S:-20}
 log_dir=${PREFLIGHT_LOG_DIR:-/var/log/preflight}
+on_error=${PREFLIGHT_ON_ERROR:-allow}
 node=${SLURMD_NODENAME:-$(hostname -s)}
 mkdir -p "$log_dir" 2>/dev/null
 
-args=(--standalone --profile prolog --node "$node" --budget-s "$budget" --drain
+case $on_error in
+  allow|block) ;;
+  *) echo "$(date -u +%FT%TZ) job ${SLURM_JOB_ID:-?}: PREFLIGHT_ON_ERROR='$on_error' is not allow or block; using block" \
+       >>"$log_dir/prolog-$node.log"
+     on_error=block ;;
+esac
+
+args=(--standalone --profile prolog --node "$node" --budget-s "$budget" --drain --on-error "$on_error"
       --outcome "$log_dir/prolog-$node.json" --scontrol "${PREFLIGHT_SCONTROL:-scontrol}")
 [[ -n ${PREFLIGHT_CONFIG:-} ]] && args+=(--config "$PREFLIGHT_CONFIG")
 [[ -n ${PREFLIGHT_BASELINE:-} && -r ${PREFLIGHT_BASELINE:-} ]] && args+=(--baseline "$PREFLIGHT_BASELINE")
@@ -34,7 +47,13 @@ rc=$?
 case $rc in
   0) exit 0 ;;
   1) exit 1 ;;  # a check failed: the agent drained the node with our reason
-  *) echo "$(date -u +%FT%TZ) job ${SLURM_JOB_ID:-?}: preflight prolog could not judge (rc $rc); job allowed" \
+  3) exit 1 ;;  # could not judge under block: the agent drained the node with our reason
+  *) if [[ $on_error == block ]]; then
+       echo "$(date -u +%FT%TZ) job ${SLURM_JOB_ID:-?}: preflight prolog could not run (rc $rc); job blocked" \
+         >>"$log_dir/prolog-$node.log"
+       exit 1
+     fi
+     echo "$(date -u +%FT%TZ) job ${SLURM_JOB_ID:-?}: preflight prolog could not judge (rc $rc); job allowed" \
        >>"$log_dir/prolog-$node.log"
      exit 0 ;;
 esac

@@ -166,8 +166,8 @@ TEST_F(ScaleHarness, RoundOnePairsStayUnderOneSwitch) {
     inventory.close();
     topology.close();
 
-    for (const std::string key : {"topology_file: " + (m_dir / "topology.conf").string(),
-                                  std::string("topology_label: rack")}) {
+    for (const std::string& key : {"topology_file: " + (m_dir / "topology.conf").string(),
+                                   std::string("topology_label: rack")}) {
         SCOPED_TRACE(key);
         std::ofstream(m_dir / "topo.yaml")
             << "checks: [collective.gloo_allreduce]\n"

@@ -8,6 +8,8 @@
 
 #include <cstdio>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -23,12 +25,17 @@ using preflight::testbed::slurp;
 using preflight::testbed::wait_until;
 
 // 4 MiB per all-reduce: about 0.35 s an iteration on the 100 mbit host, 0.1 s on 400 mbit ones.
-// The slow host measures about 0.25-0.3 of the median; 0.5 leaves room both ways for a loaded
-// 2-core machine.
+// The threshold must hold in both rounds. Round 1 pairs the 4 nodes, so the slow pair (node03 and
+// its partner) measures s, the fast pair f, and the median of the four is (s + f) / 2: the slow
+// pair's fraction is 2r / (1 + r) with r = s / f. r is 0.25 on idle links but reaches 0.35 when
+// the fast pair is CPU-bound (ASan, a loaded 2-core machine), and at r = 0.344 (seen under ASan)
+// the slow pair measured 0.51 of the median and passed a threshold of 0.5. 0.7 flags it up to
+// r = 0.54. After re-pairing, node03 measures about r of a fast median and its old partner
+// about 1.0.
 constexpr const char* k_config = R"(checks: [collective.mpi_allreduce]
 params:
   collective.mpi_allreduce: {bytes: 4194304, warmup: 1, iters: 3, timeout_s: 30}
-evaluation: {threshold_fraction: 0.5, min_cohort: 3}
+evaluation: {threshold_fraction: 0.7, min_cohort: 3}
 actions: {targets: [slurm], max_action_fraction: 0.25}
 deadlines: {connect_s: 30}
 )";
@@ -40,6 +47,18 @@ std::string why_not() {
 #else
     return preflight::testbed::why_no_slurm();
 #endif
+}
+
+// OpenMPI 4.1.4 (Debian 12) under Slurm's pmix plugin, seen only in the ASan build on a loaded
+// machine, about once in 20 fresh test beds: one rank dies inside MPI_Init_thread, before any of
+// preflight's code after it runs. A core dump shows the stack: ompi_mpi_init (waiting in the
+// modex fence, before the PML is enabled) -> opal_progress -> libevent -> mca_btl_tcp's receive
+// handler calling the active-message callback of tag 0x41 (ob1's MATCH), which is still null, so
+// the process jumps to address 0. ASan prints "SEGV on unknown address 0x000000000000 (pc
+// 0x000000000000". That exact signature, with no report written, is the only failure retried.
+bool crashed_inside_mpi_init(const std::string& output) {
+    return output.find("SEGV on unknown address 0x000000000000 (pc 0x000000000000") !=
+           std::string::npos;
 }
 
 TEST(SlurmMpi, SrunPmixBootstrapMeasuresEveryNodeAndFailsTheShapedOne) {
@@ -56,14 +75,28 @@ TEST(SlurmMpi, SrunPmixBootstrapMeasuresEveryNodeAndFailsTheShapedOne) {
     bed.write("mpi.yaml", k_config);
 
     // --time bounds the step in Slurm itself, so no task outlives a test that gave up on srun.
-    auto ran = bed.head(
-        {"srun", "--mpi=pmix", "-N4", "-n4", "--time=1", k_agent, "--bootstrap", "mpi", "--config",
-         bed.base() + "/mpi.yaml", "--report-dir", bed.base() + "/report", "--log-level", "warn"},
-        90);
+    const std::vector<std::string> step = {
+        "srun",         "--mpi=pmix",           "-N4",         "-n4",      "--time=1",
+        k_agent,        "--bootstrap",          "mpi",         "--config", bed.base() + "/mpi.yaml",
+        "--report-dir", bed.base() + "/report", "--log-level", "warn"};
+    auto ran = bed.head(step, 90);
+    std::string text = slurp(bed.base() + "/report/report.json");
+    if (text.empty() && crashed_inside_mpi_init(ran.output)) {
+        // One retry, for the OpenMPI fault described at crashed_inside_mpi_init only; it prints
+        // what happened so that a retried run is never silent.
+        std::printf(
+            "retrying once: a rank crashed inside MPI_Init (OpenMPI btl/tcp, see the "
+            "test's comment); first attempt:\n%s\n",
+            ran.output.c_str());
+        for (const char* node : {"node01", "node02", "node03", "node04"}) {
+            ASSERT_TRUE(wait_until([&] { return bed.state(node) == "IDLE"; }, 30))
+                << bed.scontrol_show_node(node);
+        }
+        ran = bed.head(step, 90);
+        text = slurp(bed.base() + "/report/report.json");
+    }
     // Exit 1: the run completed and one node failed (rank 0 exits with the controller's code).
     EXPECT_EQ(ran.exit_code, 1) << ran.describe() << "\n" << ran.output;
-
-    const std::string text = slurp(bed.base() + "/report/report.json");
     ASSERT_FALSE(text.empty()) << "no report; srun output:\n" << ran.output;
     const json report = json::parse(text);
     EXPECT_EQ(report.at("launcher"), "connect");

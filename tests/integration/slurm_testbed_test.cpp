@@ -3,7 +3,10 @@
 // degraded node and only with --apply, certification resumes what passes and never an operator's
 // drain, the prolog drains a node whose local check fails, the job-start wrapper ends with the
 // user's command on healthy nodes only.
+#include <signal.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -49,6 +52,16 @@ class SlurmBed : public ::testing::Test {
         return bed;
     }
 };
+
+// Gone: no such process, or a zombie (killed; its reaper has not run yet).
+bool process_gone(pid_t pid) {
+    if (::kill(pid, 0) != 0) {
+        return true;
+    }
+    const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+    const auto paren = stat.rfind(')');
+    return paren == std::string::npos || (paren + 2 < stat.size() && stat[paren + 2] == 'Z');
+}
 
 std::map<std::string, std::string> verdicts(const json& report) {
     std::map<std::string, std::string> out;
@@ -221,6 +234,77 @@ TEST_F(SlurmBed, PrologDrainsAFailingNodeWithOurReasonAndJobsRunOnHealthyNodes) 
     for (const char* node : {"node01", "node03", "node04"}) {
         EXPECT_EQ(bed->reason(node), "") << node;
     }
+}
+
+// A check that cannot finish (an all_reduce_perf stand-in that hangs) overruns the prolog's budget:
+// by default the job runs and nothing is drained; with PREFLIGHT_ON_ERROR=block the job is held
+// and requeued and the node drained with our reason. Either way the hung program is stopped at
+// the budget, not left holding the node (its GPUs) while the job runs.
+TEST_F(SlurmBed, PrologOnErrorAllowsByDefaultBlocksWhenAskedAndStopsTheHungProgram) {
+    auto bed = up({2, {}, true});
+    ASSERT_TRUE(bed->error().empty());
+    const std::string hang = bed->base() + "/all_reduce_perf";
+    bed->write("all_reduce_perf",
+               "#!/bin/sh\necho $$ > \"$(dirname \"$0\")/perf-$SLURMD_NODENAME.pid\"\nsleep 60\n");
+    std::filesystem::permissions(hang, std::filesystem::perms::owner_all);
+    bed->write("hang.yaml",
+               "checks: [exec.nccl_tests]\nparams:\n  exec.nccl_tests: {binary: " + hang + "}\n");
+    auto prolog_env = [&](const std::string& extra) {
+        bed->write("etc/prolog.env", "PREFLIGHT_AGENT=" + k_agent +
+                                         "\nPREFLIGHT_CONFIG=" + bed->base() +
+                                         "/hang.yaml\nPREFLIGHT_LOG_DIR=" + bed->base() +
+                                         "/prolog\nPREFLIGHT_BUDGET_S=2\n" + extra);
+    };
+    auto submit = [&](const char* node) {
+        auto r = bed->head({"sbatch", "--parsable", "-N1", "-w", node, "-o",
+                            bed->base() + "/" + node + "-%j.out", "--wrap", "echo ran"});
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        return r.output.substr(0, r.output.find_first_of(";\n"));
+    };
+    auto hung_program_stopped = [&](const char* node) {
+        const std::string text = slurp(bed->base() + "/perf-" + node + ".pid");
+        const pid_t pid = text.empty() ? 0 : static_cast<pid_t>(std::stol(text));
+        EXPECT_GT(pid, 0) << "the hung program never started on " << node;
+        return pid > 0 && wait_until([&] { return process_gone(pid); }, 5);
+    };
+
+    // Default (allow): could not judge, the job runs, the node stays in service.
+    prolog_env("");
+    const std::string allowed = submit("node01");
+    EXPECT_TRUE(wait_until(
+        [&] { return slurp(bed->base() + "/node01-" + allowed + ".out") == "ran\n"; }, 30))
+        << bed->head({"squeue", "-j", allowed}).output;
+    json outcome = json::parse(slurp(bed->base() + "/prolog/prolog-node01.json"));
+    EXPECT_EQ(outcome.at("verdict"), "error");
+    EXPECT_EQ(outcome.at("drain_reason"), "");
+    EXPECT_EQ(bed->reason("node01"), "");
+    EXPECT_TRUE(hung_program_stopped("node01"));
+
+    // Block: the job does not start, the node is drained with the check and the cause.
+    prolog_env("PREFLIGHT_ON_ERROR=block\n");
+    const std::string blocked = submit("node02");
+    EXPECT_TRUE(
+        wait_until([&] { return bed->state("node02").find("DRAIN") != std::string::npos; }, 30))
+        << bed->scontrol_show_node("node02");
+    const std::string reason = bed->reason("node02");
+    EXPECT_EQ(reason.rfind("preflight: prolog could not judge: exec.nccl_tests not finished "
+                           "within the 2 s budget",
+                           0),
+              0u)
+        << reason;
+    EXPECT_NE(reason.find("(job " + blocked + ")"), std::string::npos) << reason;
+    EXPECT_TRUE(wait_until(
+        [&] {
+            auto q = bed->head({"squeue", "-h", "-j", blocked, "-o", "%T|%r"}).output;
+            return q.find("PENDING") != std::string::npos;
+        },
+        10))
+        << bed->head({"squeue", "-j", blocked, "-o", "%T|%r"}).output;
+    EXPECT_EQ(slurp(bed->base() + "/node02-" + blocked + ".out"), "");  // never started
+    outcome = json::parse(slurp(bed->base() + "/prolog/prolog-node02.json"));
+    EXPECT_EQ(outcome.at("verdict"), "error");
+    EXPECT_TRUE(hung_program_stopped("node02"));
+    EXPECT_EQ(bed->reason("node01"), "");
 }
 
 TEST_F(SlurmBed, JobWrapperRequeuesAroundTheBadNodeAndRunsTheCommandOnHealthyNodes) {

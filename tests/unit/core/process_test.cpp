@@ -166,6 +166,30 @@ TEST(RunProcess, TimeoutKillsTheWholeProcessGroup) {
     EXPECT_TRUE(wait_gone(grandchild, 2s)) << "grandchild " << grandchild << " survived";
 }
 
+// A process that leaves with std::_Exit past a budget first stops what its checks started:
+// kill_running_children reaches the whole group of a child another thread is waiting for, and a
+// reaped child is no longer listed.
+TEST(RunProcess, KillRunningChildrenStopsTheGroupsOfChildrenInFlight) {
+    TempDir dir;
+    auto pid_file = dir.path() / "grandchild.pid";
+    EXPECT_EQ(kill_running_children(0), 0);
+    Result<ProcessResult> r = Error{"not run"};
+    std::thread waiter([&] {
+        r = run_process({"sh", "-c", "sleep 30 & echo $! > \"$1\"; wait", "sh", pid_file.string()});
+    });
+    pid_t grandchild = read_pid(pid_file, 5s);
+    ASSERT_GT(grandchild, 0);
+    EXPECT_EQ(kill_running_children(0), 1);  // signal 0 only counts
+    auto start = Clock::now();
+    EXPECT_EQ(kill_running_children(SIGKILL), 1);
+    waiter.join();
+    EXPECT_LT(Clock::now() - start, 5s);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->signal, SIGKILL) << r->describe();
+    EXPECT_TRUE(wait_gone(grandchild, 2s)) << "grandchild " << grandchild << " survived";
+    EXPECT_EQ(kill_running_children(0), 0);
+}
+
 TEST(RunProcess, TimeoutEscalatesToSigkill) {
     ProcessOptions options;
     options.timeout = 100ms;
