@@ -51,7 +51,7 @@ std::string why_not() {
 
 // OpenMPI 4.1.4 (Debian 12) under Slurm's pmix plugin, seen only in the ASan build on a loaded
 // machine: one rank dies inside MPI_Init_thread, before any of preflight's code after it runs. In
-// the full ASan suite it hit 2 of 3 runs; in loops of this test alone, 5 of about 100 fresh beds.
+// the full ASan suite it hit 2 of 4 runs; in loops of this test alone, 5 of about 100 fresh beds.
 // Every crash was in the first MPI step after the bed's slurmd started; in one bed 39 more steps
 // after a crashed first one all ran clean, which is why one retry in the same bed suffices. A core
 // dump shows the stack: ompi_mpi_init (waiting in the modex fence, before the PML is enabled) ->
