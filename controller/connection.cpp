@@ -73,19 +73,18 @@ void Connection::read_tls() {
                                               : "read failed: " + ec.message());
                 return;
             }
-            if (consume(std::string_view(m_tls_buffer->data(), n))) {
+            if (consume(self, std::string_view(m_tls_buffer->data(), n))) {
                 read_tls();
             }
         });
 }
 
-bool Connection::consume(std::string_view data) {
+bool Connection::consume(const std::shared_ptr<Connection>& self, std::string_view data) {
     m_last_received = std::chrono::steady_clock::now();
     if (auto st = m_decoder.feed(data); !st) {
         close("bad frame: " + st.error().message);
         return false;
     }
-    auto self = shared_from_this();
     while (m_open && m_decoder.has_frame()) {
         auto parsed = core::parse_message(m_decoder.pop_frame());
         if (!parsed) {
@@ -127,7 +126,7 @@ void Connection::on_readable() {
                                          : "read failed: " + ec.message());
             return;
         }
-        if (!consume(std::string_view(buffer.data(), n))) {
+        if (!consume(self, std::string_view(buffer.data(), n))) {
             return;
         }
         if (n < buffer.size()) {

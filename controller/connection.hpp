@@ -63,8 +63,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void read_more();
     void on_readable();
     void read_tls();
-    // Decodes and dispatches what was read; false when the connection was closed.
-    bool consume(std::string_view data);
+    // Decodes and dispatches what was read (self: the caller's reference, handed to the handler);
+    // false when the connection was closed.
+    bool consume(const std::shared_ptr<Connection>& self, std::string_view data);
     void write_next();
 
     core::Stream m_stream;

@@ -21,6 +21,7 @@
 #include "core/auth.hpp"
 #include "core/frame_codec.hpp"
 #include "core/protocol.hpp"
+#include "tests/unit/controller/local_agent.hpp"
 
 namespace preflight::controller {
 namespace {
@@ -746,13 +747,7 @@ TEST_F(AgentHubTest, KvGetTimeoutRacingASetAnswersOnce) {
 
 // The real agent session against the in-process controller.
 agent::AgentOptions agent_options(int port, const std::string& node, const std::string& token) {
-    agent::AgentOptions options;
-    options.controller_host = "127.0.0.1";
-    options.controller_port = port;
-    options.node = node;
-    options.token = token;
-    options.connect_timeout_s = 3.0;
-    return options;
+    return preflight::test_agents::local_agent_options(port, node, token, 3.0);
 }
 
 TEST_F(AgentHubTest, RealAgentWithWrongTokenIsRejected) {

@@ -24,6 +24,7 @@
 #include "core/config.hpp"
 #include "core/process.hpp"
 #include "core/tls.hpp"
+#include "tests/unit/controller/local_agent.hpp"
 
 namespace preflight::controller {
 namespace {
@@ -168,12 +169,7 @@ class TlsSessionTest : public ::testing::Test {
     }
 
     agent::AgentOptions agent(const std::string& node, int port, const std::string& ca_dir) const {
-        agent::AgentOptions options;
-        options.controller_host = "127.0.0.1";
-        options.controller_port = port;
-        options.node = node;
-        options.token = k_token;
-        options.connect_timeout_s = 2.0;
+        auto options = preflight::test_agents::local_agent_options(port, node, k_token, 2.0);
         if (!ca_dir.empty()) {
             options.tls_ca = s_dir + "/" + ca_dir + "/ca.pem";
         }
