@@ -15,10 +15,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "controller/actions.hpp"
-#include "controller/report_terminal.hpp"
 #include "core/atomic_file.hpp"
 #include "core/process.hpp"
+#include "outcome/actions.hpp"
+#include "outcome/report/terminal.hpp"
 #include "plugins/check.hpp"
 
 namespace preflight::agent {
@@ -131,8 +131,8 @@ void judge_standalone(StandaloneOutcome& outcome, const core::EvaluationConfig& 
                 if (m->second < floor) {
                     r.verdict = core::Verdict::fail;
                     outcome.reasons.push_back(fmt::format("{} {} {} < floor {}", r.check, metric,
-                                                          controller::format_significant(m->second),
-                                                          controller::format_significant(floor)));
+                                                          outcome::format_significant(m->second),
+                                                          outcome::format_significant(floor)));
                     continue;
                 }
                 auto b = baseline_metrics.find(r.check);
@@ -145,9 +145,9 @@ void judge_standalone(StandaloneOutcome& outcome, const core::EvaluationConfig& 
                     r.verdict = core::Verdict::fail;
                     outcome.reasons.push_back(
                         fmt::format("{} {} {} < {}% of baseline {} (run {})", r.check, metric,
-                                    controller::format_significant(m->second),
-                                    controller::format_significant(eval.threshold_fraction * 100.0),
-                                    controller::format_significant(bm->second), baseline_run));
+                                    outcome::format_significant(m->second),
+                                    outcome::format_significant(eval.threshold_fraction * 100.0),
+                                    outcome::format_significant(bm->second), baseline_run));
                 }
             }
         }
@@ -333,7 +333,7 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         const char* job = std::getenv("SLURM_JOB_ID");
         std::string run =
             options.run_id.empty() ? (job ? std::string("job ") + job : "prolog") : options.run_id;
-        outcome.drain_reason = controller::sanitize_reason(
+        outcome.drain_reason = outcome::sanitize_reason(
             (blocked ? "prolog could not judge: " : "prolog ") + text, "(" + run + ")");
         if (options.drain) {
             core::ProcessOptions po;

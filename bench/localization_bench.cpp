@@ -13,7 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "controller/group_rounds.hpp"
+#include "controller/run/group_rounds.hpp"
 
 namespace {
 

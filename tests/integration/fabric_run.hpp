@@ -19,9 +19,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "controller/fabric.hpp"
 #include "core/atomic_file.hpp"
 #include "core/process.hpp"
+#include "testbed/fabric.hpp"
 
 namespace preflight::testing {
 
@@ -98,7 +98,7 @@ inline pid_t read_pid(const std::string& path) {
 struct FabricRunOptions {
     std::string rate = "400mbit";  // every host's link
     // Acts on the fabric before the controller starts (a failed assertion fails the test).
-    std::function<void(const controller::Fabric&)> before_run;
+    std::function<void(const testbed::Fabric&)> before_run;
     std::vector<std::string> wrapper;  // argv prefix for the controller, e.g. prlimit
 };
 
@@ -109,11 +109,11 @@ class FabricRun {
     static std::optional<FabricRun> start(const std::string& tag, int hosts,
                                           const std::string& config_yaml,
                                           const FabricRunOptions& options = FabricRunOptions()) {
-        controller::FabricSpec spec;
+        testbed::FabricSpec spec;
         spec.name = "pft" + std::to_string(::getpid() % 100000);
         spec.hosts = hosts;
         spec.default_rate = options.rate;
-        auto fabric = controller::Fabric::create(spec);
+        auto fabric = testbed::Fabric::create(spec);
         if (!fabric) {
             ADD_FAILURE() << fabric.error().message;
             return std::nullopt;
@@ -147,7 +147,7 @@ class FabricRun {
         return run;
     }
 
-    const controller::Fabric& fabric() const { return m_fabric; }
+    const testbed::Fabric& fabric() const { return m_fabric; }
     const std::string& dir() const { return m_dir; }
     std::string report_dir() const { return m_dir + "/report"; }
     std::string agent_log(const std::string& host) const {
@@ -174,10 +174,10 @@ class FabricRun {
     std::string controller_log() const { return read_text(m_dir + "/controller.log"); }
 
   private:
-    FabricRun(controller::Fabric fabric, std::string dir)
+    FabricRun(testbed::Fabric fabric, std::string dir)
         : m_fabric(std::move(fabric)), m_dir(std::move(dir)) {}
 
-    controller::Fabric m_fabric;
+    testbed::Fabric m_fabric;
     std::string m_dir;
     std::optional<core::ChildProcess> m_controller;
     std::chrono::steady_clock::time_point m_started;

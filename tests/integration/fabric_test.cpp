@@ -1,6 +1,6 @@
 // Fabric against the real kernel: namespaces, veths, a bridge and tbf shaping, measured with
 // iperf3. Needs root and iproute2 (iperf3 for the bandwidth test); skips with a reason otherwise.
-#include "controller/fabric.hpp"
+#include "testbed/fabric.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -140,7 +140,7 @@ class FabricTest : public ::testing::Test {
     void TearDown() override {
         // Whatever an assertion left behind.
         for (const auto& name : m_names) {
-            EXPECT_TRUE(Fabric::remove_stale(name).ok());
+            EXPECT_TRUE(testbed::Fabric::remove_stale(name).ok());
         }
         for (const auto& netns : m_extra_netns) {
             runs({"ip", "netns", "del", netns});
@@ -160,7 +160,7 @@ class FabricTest : public ::testing::Test {
 TEST(FabricRate, AcceptsTcRates) {
     for (const char* rate :
          {"400mbit", "1gbit", "200mbit", "1500kbit", "12.5mbps", "1kbit", "100gbit", "2mibit"}) {
-        EXPECT_TRUE(valid_rate(rate)) << rate;
+        EXPECT_TRUE(testbed::valid_rate(rate)) << rate;
     }
 }
 
@@ -168,33 +168,34 @@ TEST(FabricRate, RejectsOthers) {
     for (const char* rate :
          {"", "none", "400", "mbit", "400 mbit", "400Mbit", "4.mbit", ".5mbit", "-1mbit", "0mbit",
           "1bit", "101gbit", "10tbit", "400mbit;", "1e9bit"}) {
-        EXPECT_FALSE(valid_rate(rate)) << rate;
+        EXPECT_FALSE(testbed::valid_rate(rate)) << rate;
     }
 }
 
 TEST(FabricSpecValidation, RejectedWithoutCreatingAnything) {
     std::set<std::string> names;
     auto bad = [&names](auto edit) {
-        FabricSpec spec;
+        testbed::FabricSpec spec;
         spec.name = "ftbad";
         spec.hosts = 2;
         edit(spec);
         names.insert(spec.name);
-        return Fabric::create(spec);
+        return testbed::Fabric::create(spec);
     };
-    std::vector<core::Result<Fabric>> results;
-    results.push_back(bad([](FabricSpec& s) { s.default_rate = "fast"; }));
-    results.push_back(bad([](FabricSpec& s) { s.rates["h2"] = "200"; }));
-    results.push_back(bad([](FabricSpec& s) { s.rates["h3"] = "200mbit"; }));  // only h1..h2
-    results.push_back(bad([](FabricSpec& s) { s.rates["h01"] = "200mbit"; }));
-    results.push_back(bad([](FabricSpec& s) { s.name = "Upper"; }));
-    results.push_back(bad([](FabricSpec& s) { s.name = "waytoolongname"; }));
-    results.push_back(bad([](FabricSpec& s) { s.name = "-n"; }));
-    results.push_back(bad([](FabricSpec& s) { s.name = "a/b"; }));
-    results.push_back(bad([](FabricSpec& s) { s.hosts = 0; }));
-    results.push_back(bad([](FabricSpec& s) { s.hosts = 254; }));
-    results.push_back(bad([](FabricSpec& s) { s.subnet = "10.77.0.0"; }));
-    results.push_back(bad([](FabricSpec& s) { s.subnet = "10.300.0"; }));
+    std::vector<core::Result<testbed::Fabric>> results;
+    results.push_back(bad([](testbed::FabricSpec& s) { s.default_rate = "fast"; }));
+    results.push_back(bad([](testbed::FabricSpec& s) { s.rates["h2"] = "200"; }));
+    results.push_back(
+        bad([](testbed::FabricSpec& s) { s.rates["h3"] = "200mbit"; }));  // only h1..h2
+    results.push_back(bad([](testbed::FabricSpec& s) { s.rates["h01"] = "200mbit"; }));
+    results.push_back(bad([](testbed::FabricSpec& s) { s.name = "Upper"; }));
+    results.push_back(bad([](testbed::FabricSpec& s) { s.name = "waytoolongname"; }));
+    results.push_back(bad([](testbed::FabricSpec& s) { s.name = "-n"; }));
+    results.push_back(bad([](testbed::FabricSpec& s) { s.name = "a/b"; }));
+    results.push_back(bad([](testbed::FabricSpec& s) { s.hosts = 0; }));
+    results.push_back(bad([](testbed::FabricSpec& s) { s.hosts = 254; }));
+    results.push_back(bad([](testbed::FabricSpec& s) { s.subnet = "10.77.0.0"; }));
+    results.push_back(bad([](testbed::FabricSpec& s) { s.subnet = "10.300.0"; }));
     for (std::size_t i = 0; i < results.size(); ++i) {
         ASSERT_FALSE(results[i].ok()) << "case " << i;
         EXPECT_NE(results[i].error().message.find("fabric"), std::string::npos)
@@ -210,15 +211,15 @@ TEST_F(FabricTest, ShapesEachHostsLinkAndTearsDown) {
         GTEST_SKIP() << why;
     }
     const auto root_before = root_interfaces();
-    FabricSpec spec;
+    testbed::FabricSpec spec;
     spec.name = unique_name("-s");
     spec.hosts = 3;
     spec.subnet = "10.78.0";
     spec.default_rate = "1gbit";
     spec.rates = {{"h1", "none"}, {"h2", "100mbit"}};
-    auto created = Fabric::create(spec);
+    auto created = testbed::Fabric::create(spec);
     ASSERT_TRUE(created.ok()) << created.error().message;
-    Fabric fabric = std::move(created).value();
+    testbed::Fabric fabric = std::move(created).value();
 
     ASSERT_EQ(fabric.hosts().size(), 3u);
     EXPECT_EQ(fabric.head_netns(), spec.name + "-head");
@@ -278,12 +279,12 @@ TEST_F(FabricTest, ShapesEachHostsLinkAndTearsDown) {
 }
 
 TEST_F(FabricTest, EightHostsComeUpQuicklyAndDestructorRemovesThem) {
-    FabricSpec spec;
+    testbed::FabricSpec spec;
     spec.name = unique_name("-e");
     spec.rates = {{"h3", "200mbit"}};
     const auto start = std::chrono::steady_clock::now();
     {
-        auto created = Fabric::create(spec);
+        auto created = testbed::Fabric::create(spec);
         const auto took = std::chrono::steady_clock::now() - start;
         ASSERT_TRUE(created.ok()) << created.error().message;
         EXPECT_LT(took, 2s);
@@ -291,26 +292,27 @@ TEST_F(FabricTest, EightHostsComeUpQuicklyAndDestructorRemovesThem) {
             "create_8_hosts_ms",
             std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
         EXPECT_EQ(netns_with_prefix(spec.name + "-").size(), 10u);
-        Fabric moved = std::move(created).value();  // the moved-from fabric must not tear down
+        testbed::Fabric moved =
+            std::move(created).value();  // the moved-from fabric must not tear down
         EXPECT_EQ(netns_with_prefix(spec.name + "-").size(), 10u);
     }
     EXPECT_TRUE(netns_with_prefix(spec.name + "-").empty());
 }
 
 TEST_F(FabricTest, FailureAtAnyStepRemovesWhatWasMade) {
-    FabricSpec spec;
+    testbed::FabricSpec spec;
     spec.name = unique_name("-f");
     spec.hosts = 2;
     spec.rates = {{"h1", "none"}};  // h2 shaped: both the per-host and the switch tc steps run
     FailingRunner count(0);
     {
-        auto created = Fabric::create(spec, count);
+        auto created = testbed::Fabric::create(spec, count);
         ASSERT_TRUE(created.ok()) << created.error().message;
     }
     ASSERT_GE(count.calls(), 5);
     for (int step = 1; step <= count.calls(); ++step) {
         FailingRunner runner(step);
-        auto created = Fabric::create(spec, runner);
+        auto created = testbed::Fabric::create(spec, runner);
         ASSERT_FALSE(created.ok()) << "step " << step;
         EXPECT_NE(created.error().message.find("injected failure"), std::string::npos)
             << created.error().message;
@@ -320,14 +322,14 @@ TEST_F(FabricTest, FailureAtAnyStepRemovesWhatWasMade) {
 }
 
 TEST_F(FabricTest, CrashedRunIsRefusedUntilRemoveStale) {
-    FabricSpec spec;
+    testbed::FabricSpec spec;
     spec.name = unique_name("-c");
     spec.hosts = 2;
     // A run that crashes: a child creates the fabric and exits without running destructors.
     pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-        auto created = Fabric::create(spec);
+        auto created = testbed::Fabric::create(spec);
         ::_exit(created.ok() ? 0 : 1);
     }
     int status = 0;
@@ -340,18 +342,18 @@ TEST_F(FabricTest, CrashedRunIsRefusedUntilRemoveStale) {
     m_extra_netns.push_back(bystander);
     ASSERT_TRUE(runs({"ip", "netns", "add", bystander}));
 
-    auto refused = Fabric::create(spec);
+    auto refused = testbed::Fabric::create(spec);
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.error().message.find("remove_stale"), std::string::npos)
         << refused.error().message;
     EXPECT_NE(refused.error().message.find(spec.name + "-sw"), std::string::npos);
     EXPECT_EQ(netns_with_prefix(spec.name + "-").size(), 5u);  // untouched
 
-    ASSERT_TRUE(Fabric::remove_stale(spec.name).ok());
+    ASSERT_TRUE(testbed::Fabric::remove_stale(spec.name).ok());
     EXPECT_EQ(netns_with_prefix(spec.name + "-"), std::vector<std::string>{bystander});
-    EXPECT_TRUE(Fabric::remove_stale(spec.name).ok());  // nothing left: still fine
+    EXPECT_TRUE(testbed::Fabric::remove_stale(spec.name).ok());  // nothing left: still fine
 
-    auto created = Fabric::create(spec);
+    auto created = testbed::Fabric::create(spec);
     ASSERT_TRUE(created.ok()) << created.error().message;
     EXPECT_TRUE(created->destroy().ok());
     EXPECT_EQ(netns_with_prefix(spec.name + "-"), std::vector<std::string>{bystander});

@@ -119,7 +119,7 @@ TEST_F(FaultInjection, RandomPacketLossOnOneHostIsJudgedOnWhatItMeasured) {
     // Every host shaped to 400 mbit; h4 drops 3 % of its packets both ways (nftables, since the
     // kernel here has no netem), from before its agent starts. TCP retransmits, so the collective
     // completes; the host is judged on what it measured, never lost.
-    const auto add_loss = [](const controller::Fabric& fabric) {
+    const auto add_loss = [](const testbed::Fabric& fabric) {
         const std::string ns = fabric.name() + "-h4";
         nft_in(ns, {"add", "table", "inet", "pfloss"});
         for (const std::string hook : {"input", "output"}) {

@@ -12,15 +12,15 @@
 #include <sys/wait.h>
 #include <nlohmann/json.hpp>
 
-#include "controller/actions.hpp"
-#include "controller/k8s/certify.hpp"
-#include "controller/k8s/client.hpp"
-#include "controller/k8s/job_launcher.hpp"
-#include "controller/k8s/node_sink.hpp"
-#include "controller/report_json.hpp"
+#include "controller/launch/k8s_job_launcher.hpp"
+#include "controller/run/k8s_certify.hpp"
 #include "core/atomic_file.hpp"
 #include "core/auth.hpp"
 #include "core/process.hpp"
+#include "outcome/actions.hpp"
+#include "outcome/k8s/client.hpp"
+#include "outcome/k8s/node_sink.hpp"
+#include "outcome/report/json.hpp"
 
 namespace preflight::controller::k8s {
 namespace {
@@ -114,8 +114,10 @@ class K8sApiServer : public ::testing::Test {
         ASSERT_TRUE(fs::exists(port_file)) << "the API server stand-in did not start";
         std::ifstream(port_file) >> m_port;
         m_kubeconfig = write_kubeconfig("kubeconfig", k_token, (s_dir / "ca.crt").string());
-        m_admin = std::make_unique<Client>(cluster(k_admin), ClientOptions{});
-        m_client = std::make_unique<Client>(cluster(k_token), ClientOptions{});
+        m_admin =
+            std::make_unique<outcome::k8s::Client>(cluster(k_admin), outcome::k8s::ClientOptions{});
+        m_client =
+            std::make_unique<outcome::k8s::Client>(cluster(k_token), outcome::k8s::ClientOptions{});
         for (const char* n : {"n1", "n2", "n3"}) {
             add_node(n);
         }
@@ -125,8 +127,8 @@ class K8sApiServer : public ::testing::Test {
 
     std::string server_url() const { return "https://127.0.0.1:" + std::to_string(m_port); }
 
-    ClusterConfig cluster(const std::string& token) const {
-        ClusterConfig c;
+    outcome::k8s::ClusterConfig cluster(const std::string& token) const {
+        outcome::k8s::ClusterConfig c;
         c.server = server_url();
         c.ca_file = (s_dir / "ca.crt").string();
         c.token = token;
@@ -154,12 +156,13 @@ class K8sApiServer : public ::testing::Test {
         if (!taints.empty()) {
             body["taints"] = taints;
         }
-        auto r = m_admin->post("/_test/nodes", body, Access{"create", "test nodes", "", ""});
+        auto r = m_admin->post("/_test/nodes", body,
+                               outcome::k8s::Access{"create", "test nodes", "", ""});
         ASSERT_TRUE(r) << r.error().message;
     }
 
     json requests() {
-        auto r = m_admin->get("/_test/requests", Access{"get", "requests", "", ""});
+        auto r = m_admin->get("/_test/requests", outcome::k8s::Access{"get", "requests", "", ""});
         EXPECT_TRUE(r) << r.error().message;
         return r ? (*r)["items"] : json::array();
     }
@@ -205,14 +208,14 @@ class K8sApiServer : public ::testing::Test {
         return nullptr;
     }
 
-    static RunReport report_with(const std::map<std::string, core::Verdict>& verdicts) {
-        RunReport r;
+    static outcome::RunReport report_with(const std::map<std::string, core::Verdict>& verdicts) {
+        outcome::RunReport r;
         r.run_id = "20260101T000000Z-abc123";
         for (const auto& [name, v] : verdicts) {
-            NodeReport n;
+            outcome::NodeReport n;
             n.name = name;
             n.verdict = v;
-            NodeCheck c;
+            outcome::NodeCheck c;
             c.check = "collective.gloo_allreduce";
             c.verdict = v;
             c.metrics = {{"busbw_gbps", v == core::Verdict::fail ? 5.0 : 11.5}};
@@ -233,24 +236,26 @@ class K8sApiServer : public ::testing::Test {
     core::ChildProcess m_server;
     int m_port = 0;
     std::string m_kubeconfig;
-    std::unique_ptr<Client> m_admin;
-    std::unique_ptr<Client> m_client;
+    std::unique_ptr<outcome::k8s::Client> m_admin;
+    std::unique_ptr<outcome::k8s::Client> m_client;
 };
 
 TEST_F(K8sApiServer, TaintLabelEventRoundTripAsKubectlSeesIt) {
     if (!have_kubectl()) {
         GTEST_SKIP() << "kubectl not installed (scripts/install_deps.sh installs it)";
     }
-    RunReport report = report_with({{"n1", core::Verdict::fail}, {"n2", core::Verdict::pass}});
+    outcome::RunReport report =
+        report_with({{"n1", core::Verdict::fail}, {"n2", core::Verdict::pass}});
     core::ActionsConfig actions;
     actions.targets = {"k8s"};
     actions.max_action_fraction = 1.0;
-    plan_actions(report, actions);
+    outcome::plan_actions(report, actions);
     ASSERT_EQ(report.actions.size(), 1u);
     core::KubernetesConfig cfg;
     cfg.kubeconfig = m_kubeconfig;
     core::SystemCommandRunner runner;
-    apply_actions(report, runner, std::chrono::seconds(5), make_action_sink(cfg));
+    outcome::apply_actions(report, runner, std::chrono::seconds(5),
+                           outcome::k8s::make_action_sink(cfg));
     ASSERT_TRUE(report.actions[0].applied) << report.actions[0].error;
 
     json n1 = kubectl_json({"get", "node", "n1"});
@@ -275,9 +280,11 @@ TEST_F(K8sApiServer, TaintLabelEventRoundTripAsKubectlSeesIt) {
 
     // Applying again changes nothing (no second PATCH), and the node passing later untaints it.
     const int patches = count_requests("PATCH", "/api/v1/nodes/n1");
-    apply_actions(report, runner, std::chrono::seconds(5), make_action_sink(cfg));
+    outcome::apply_actions(report, runner, std::chrono::seconds(5),
+                           outcome::k8s::make_action_sink(cfg));
     report.actions[0].applied = false;
-    apply_actions(report, runner, std::chrono::seconds(5), make_action_sink(cfg));
+    outcome::apply_actions(report, runner, std::chrono::seconds(5),
+                           outcome::k8s::make_action_sink(cfg));
     EXPECT_EQ(count_requests("PATCH", "/api/v1/nodes/n1"), patches);
 
     auto passed = certify_nodes(m_client.get(), report_with({{"n1", core::Verdict::pass}}), true);
@@ -297,11 +304,11 @@ TEST_F(K8sApiServer, ConflictIsRetriedAndWinsKeepingTheOtherWritersTaint) {
     // resourceVersion we read, gets 409; we read again and write both taints.
     json other = {{"key", "example.com/maintenance"}, {"value", "bios"}, {"effect", "NoSchedule"}};
     ASSERT_TRUE(m_admin->post("/_test/concurrent", {{"node", "n2"}, {"taint", other}},
-                              Access{"create", "concurrent", "", ""}));
-    NodeSink sink(*m_client);
-    NodeChange change;
+                              outcome::k8s::Access{"create", "concurrent", "", ""}));
+    outcome::k8s::NodeSink sink(*m_client);
+    outcome::k8s::NodeChange change;
     change.node = "n2";
-    change.set_taint = Taint{"preflight.dev/degraded", "link.netdev", "NoSchedule"};
+    change.set_taint = outcome::k8s::Taint{"preflight.dev/degraded", "link.netdev", "NoSchedule"};
     auto out = sink.apply(change);
     ASSERT_TRUE(out) << out.error().message;
     EXPECT_EQ(out->attempts, 2);
@@ -316,11 +323,11 @@ TEST_F(K8sApiServer, ConflictIsRetriedAndWinsKeepingTheOtherWritersTaint) {
 }
 
 TEST_F(K8sApiServer, ForbiddenNamesTheMissingRbacVerbAndUnauthorizedIsClear) {
-    NodeChange change;
+    outcome::k8s::NodeChange change;
     change.node = "n1";
-    change.set_taint = Taint{"preflight.dev/degraded", "x", "NoSchedule"};
-    Client limited(cluster(k_limited), ClientOptions{});
-    auto out = NodeSink(limited).apply(change);
+    change.set_taint = outcome::k8s::Taint{"preflight.dev/degraded", "x", "NoSchedule"};
+    outcome::k8s::Client limited(cluster(k_limited), outcome::k8s::ClientOptions{});
+    auto out = outcome::k8s::NodeSink(limited).apply(change);
     ASSERT_FALSE(out);
     const std::string& msg = out.error().message;
     EXPECT_NE(msg.find("HTTP 403"), std::string::npos) << msg;
@@ -328,8 +335,8 @@ TEST_F(K8sApiServer, ForbiddenNamesTheMissingRbacVerbAndUnauthorizedIsClear) {
     EXPECT_NE(msg.find("grant verb 'patch' on resource 'nodes'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("ClusterRole"), std::string::npos) << msg;
 
-    Client wrong(cluster("not-a-token"), ClientOptions{});
-    auto denied = wrong.get("/api/v1/nodes", Access{"list", "nodes", "", ""});
+    outcome::k8s::Client wrong(cluster("not-a-token"), outcome::k8s::ClientOptions{});
+    auto denied = wrong.get("/api/v1/nodes", outcome::k8s::Access{"list", "nodes", "", ""});
     ASSERT_FALSE(denied);
     EXPECT_NE(denied.error().message.find("HTTP 401"), std::string::npos) << denied.error().message;
     EXPECT_EQ(denied.error().message.find("not-a-token"), std::string::npos) << "token leaked";
@@ -339,16 +346,16 @@ TEST_F(K8sApiServer, RetriesServerErrorsAndTooManyRequestsThenGivesUp) {
     ASSERT_TRUE(m_admin->post(
         "/_test/faults",
         {{"method", "GET"}, {"path", "/api/v1/nodes/n3"}, {"status", 503}, {"count", 2}},
-        Access{"create", "faults", "", ""}));
+        outcome::k8s::Access{"create", "faults", "", ""}));
     ASSERT_TRUE(m_admin->post(
         "/_test/faults",
         {{"method", "GET"}, {"path", "/api/v1/nodes/n3"}, {"status", 429}, {"count", 1}},
-        Access{"create", "faults", "", ""}));
-    ClientOptions quick;
+        outcome::k8s::Access{"create", "faults", "", ""}));
+    outcome::k8s::ClientOptions quick;
     quick.backoff = std::chrono::milliseconds(20);
-    Client c(cluster(k_token), quick);
+    outcome::k8s::Client c(cluster(k_token), quick);
     const auto start = std::chrono::steady_clock::now();
-    auto node = c.get("/api/v1/nodes/n3", Access{"get", "nodes", "", ""});
+    auto node = c.get("/api/v1/nodes/n3", outcome::k8s::Access{"get", "nodes", "", ""});
     ASSERT_TRUE(node) << node.error().message;
     EXPECT_EQ((*node)["metadata"]["name"], "n3");
     EXPECT_EQ(count_requests("GET", "/api/v1/nodes/n3"), 4);
@@ -358,39 +365,39 @@ TEST_F(K8sApiServer, RetriesServerErrorsAndTooManyRequestsThenGivesUp) {
     ASSERT_TRUE(m_admin->post(
         "/_test/faults",
         {{"method", "GET"}, {"path", "/api/v1/nodes/n1"}, {"status", 500}, {"count", 10}},
-        Access{"create", "faults", "", ""}));
+        outcome::k8s::Access{"create", "faults", "", ""}));
     quick.max_retries = 2;
-    Client c2(cluster(k_token), quick);
-    auto failed = c2.get("/api/v1/nodes/n1", Access{"get", "nodes", "", ""});
+    outcome::k8s::Client c2(cluster(k_token), quick);
+    auto failed = c2.get("/api/v1/nodes/n1", outcome::k8s::Access{"get", "nodes", "", ""});
     ASSERT_FALSE(failed);
     EXPECT_NE(failed.error().message.find("HTTP 500"), std::string::npos);
     EXPECT_EQ(count_requests("GET", "/api/v1/nodes/n1"), 3);  // first try + 2 retries
 }
 
 TEST_F(K8sApiServer, TlsIsAlwaysVerified) {
-    ClusterConfig other = cluster(k_token);
+    outcome::k8s::ClusterConfig other = cluster(k_token);
     other.ca_file = (s_dir / "other.crt").string();
-    Client c(other, ClientOptions{});
-    auto r = c.get("/api/v1/nodes", Access{"list", "nodes", "", ""});
+    outcome::k8s::Client c(other, outcome::k8s::ClientOptions{});
+    auto r = c.get("/api/v1/nodes", outcome::k8s::Access{"list", "nodes", "", ""});
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message.find("certificate"), std::string::npos) << r.error().message;
     EXPECT_EQ(count_requests("GET", "/api/v1/nodes"), 0);
 
     const std::string insecure = write_kubeconfig("insecure", k_token, (s_dir / "ca.crt").string(),
                                                   "    insecure-skip-tls-verify: true\n");
-    auto refused = load_cluster_config(insecure);
+    auto refused = outcome::k8s::load_cluster_config(insecure);
     ASSERT_FALSE(refused);
     EXPECT_NE(refused.error().message.find("always verifies TLS"), std::string::npos);
 
     // The CA given inline (certificate-authority-data) works as the file does.
     std::ifstream ca(s_dir / "ca.crt");
     std::string pem((std::istreambuf_iterator<char>(ca)), {});
-    auto parsed = load_cluster_config(m_kubeconfig);
+    auto parsed = outcome::k8s::load_cluster_config(m_kubeconfig);
     ASSERT_TRUE(parsed) << parsed.error().message;
     parsed->ca_file.clear();
     parsed->ca_pem = pem;
-    Client inline_ca(*parsed, ClientOptions{});
-    EXPECT_TRUE(inline_ca.get("/api/v1/nodes", Access{"list", "nodes", "", ""}));
+    outcome::k8s::Client inline_ca(*parsed, outcome::k8s::ClientOptions{});
+    EXPECT_TRUE(inline_ca.get("/api/v1/nodes", outcome::k8s::Access{"list", "nodes", "", ""}));
     EXPECT_EQ(parsed->namespace_name, "preflight");
 }
 
@@ -415,10 +422,10 @@ TEST_F(K8sApiServer, OperatorTaintsAreNeverRemovedAndCertifyUntaintsOnlyPassingN
     ASSERT_TRUE(listed);
     EXPECT_EQ(*listed, (std::vector<std::string>{"n1", "n2", "n3"}));
 
-    RunReport report = report_with(
+    outcome::RunReport report = report_with(
         {{"n1", core::Verdict::pass}, {"n2", core::Verdict::fail}, {"n3", core::Verdict::pass}});
     const fs::path saved = m_dir / "report.json";
-    ASSERT_TRUE(core::write_file_atomic(saved.string(), render_json(report)));
+    ASSERT_TRUE(core::write_file_atomic(saved.string(), outcome::render_json(report)));
     const std::string config = (m_dir / "config.yaml").string();
     std::ofstream(config) << "k8s: {kubeconfig: " << m_kubeconfig << "}\n";
 
@@ -464,7 +471,8 @@ TEST_F(K8sApiServer, IndexedJobPerNodeAffinityPodFailuresAndCleanup) {
     // n4 is tainted by an operator: the agents tolerate only our taints, so its pod stays Pending.
     add_node("n4", json::array({{{"key", "example.com/broken"}, {"effect", "NoSchedule"}}}));
     add_node("n9");  // not in the run: no pod may land there
-    auto client = std::make_shared<Client>(cluster(k_token), ClientOptions{});
+    auto client =
+        std::make_shared<outcome::k8s::Client>(cluster(k_token), outcome::k8s::ClientOptions{});
     K8sJobLauncher launcher(client);
     LaunchContext ctx;
     ctx.token = "run-token-abc";
@@ -529,7 +537,7 @@ TEST_F(K8sApiServer, IndexedJobPerNodeAffinityPodFailuresAndCleanup) {
          {"waiting",
           {{"reason", "ImagePullBackOff"},
            {"message", "Back-off pulling image \"registry.example/preflight:test\""}}}},
-        Access{"create", "pod status", "", ""}));
+        outcome::k8s::Access{"create", "pod status", "", ""}));
     std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the launcher polls each second
     auto exited = launcher.exited();
     ASSERT_EQ(exited.size(), 1u);
@@ -541,7 +549,7 @@ TEST_F(K8sApiServer, IndexedJobPerNodeAffinityPodFailuresAndCleanup) {
     auto left = kubectl_json({"get", "pods", "-n", "preflight"});
     EXPECT_TRUE(left["items"].empty()) << "pods orphaned: " << left.dump(2);
     auto secret = m_client->get("/api/v1/namespaces/preflight/secrets/" + job_name,
-                                Access{"get", "secrets", "", "preflight"});
+                                outcome::k8s::Access{"get", "secrets", "", "preflight"});
     EXPECT_FALSE(secret) << "token Secret left behind";
 }
 
@@ -550,7 +558,8 @@ TEST_F(K8sApiServer, IndexedJobPerNodeAffinityPodFailuresAndCleanup) {
 TEST_F(K8sApiServer, TlsRunMountsTheCaFromTheRunSecret) {
     const std::string ca = (m_dir / "ca.pem").string();
     std::ofstream(ca) << "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
-    auto client = std::make_shared<Client>(cluster(k_token), ClientOptions{});
+    auto client =
+        std::make_shared<outcome::k8s::Client>(cluster(k_token), outcome::k8s::ClientOptions{});
     K8sJobLauncher launcher(client);
     LaunchContext ctx;
     ctx.token = "run-token-tls";
@@ -608,7 +617,7 @@ TEST_F(K8sApiServer, RunWithK8sLauncherEndToEnd) {
     const std::string ns = "/api/v1/namespaces/preflight";
     json pods;
     for (int i = 0; i < 200; ++i) {
-        auto r = m_client->get(ns + "/pods", Access{"list", "pods", "", "preflight"});
+        auto r = m_client->get(ns + "/pods", outcome::k8s::Access{"list", "pods", "", "preflight"});
         if (r && (*r)["items"].size() == 3) {
             pods = (*r)["items"];
             break;
@@ -620,7 +629,7 @@ TEST_F(K8sApiServer, RunWithK8sLauncherEndToEnd) {
         "/_test/pod-status",
         {{"node", "n2"},
          {"waiting", {{"reason", "ImagePullBackOff"}, {"message", "Back-off pulling image"}}}},
-        Access{"create", "pod status", "", ""}));
+        outcome::k8s::Access{"create", "pod status", "", ""}));
     std::vector<core::ChildProcess> agents;
     for (const auto& pod : pods) {
         const std::string node = pod["spec"]["nodeName"];
@@ -630,7 +639,7 @@ TEST_F(K8sApiServer, RunWithK8sLauncherEndToEnd) {
         const json& c = pod["spec"]["containers"][0];
         const std::string secret_name = c["env"][1]["valueFrom"]["secretKeyRef"]["name"];
         auto secret = m_client->get(ns + "/secrets/" + secret_name,
-                                    Access{"get", "secrets", "", "preflight"});
+                                    outcome::k8s::Access{"get", "secrets", "", "preflight"});
         ASSERT_TRUE(secret) << secret.error().message;
         auto token = core::base64_decode((*secret)["data"]["PREFLIGHT_TOKEN"].get<std::string>());
         ASSERT_TRUE(token);
@@ -664,10 +673,10 @@ TEST_F(K8sApiServer, RunWithK8sLauncherEndToEnd) {
         << nodes.at("n2").dump();
     // Cleaned up: no Job, no pods, no Secret.
     auto jobs = m_client->get("/apis/batch/v1/namespaces/preflight/jobs",
-                              Access{"list", "jobs", "batch", "preflight"});
+                              outcome::k8s::Access{"list", "jobs", "batch", "preflight"});
     ASSERT_TRUE(jobs);
     EXPECT_TRUE((*jobs)["items"].empty());
-    auto left = m_client->get(ns + "/pods", Access{"list", "pods", "", "preflight"});
+    auto left = m_client->get(ns + "/pods", outcome::k8s::Access{"list", "pods", "", "preflight"});
     ASSERT_TRUE(left);
     EXPECT_TRUE((*left)["items"].empty());
     EXPECT_EQ(count_requests("DELETE", ns + "/secrets/"), 1);

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "controller/k8s/job_launcher.hpp"
+#include "controller/launch/k8s_job_launcher.hpp"
 #include "core/process.hpp"
 
 namespace {

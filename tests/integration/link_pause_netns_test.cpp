@@ -16,11 +16,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "controller/fabric.hpp"
 #include "core/atomic_file.hpp"
 #include "core/process.hpp"
 #include "plugins/link/counter_snapshots.hpp"
 #include "plugins/link/pause.hpp"
+#include "testbed/fabric.hpp"
 
 namespace preflight::plugins {
 namespace {
@@ -167,12 +167,12 @@ TEST(LinkChecksNetns, FindingsHintAndDriftReachTheReports) {
     if (auto why = why_not_runnable(); !why.empty()) {
         GTEST_SKIP() << why;
     }
-    controller::FabricSpec spec;
+    testbed::FabricSpec spec;
     spec.name = "pfl" + std::to_string(::getpid() % 100000);
     spec.hosts = 4;
     spec.subnet = "10.78.0";
     spec.rates["h3"] = "200mbit";
-    auto fabric = controller::Fabric::create(spec);
+    auto fabric = testbed::Fabric::create(spec);
     ASSERT_TRUE(fabric) << fabric.error().message;
     ASSERT_TRUE(ip({"-n", spec.name + "-h3", "link", "set", "eth0", "mtu", "1400"}));
 

@@ -12,11 +12,11 @@
 
 #include <gtest/gtest.h>
 
-#include "controller/report_html.hpp"
 #include "core/atomic_file.hpp"
-#include "tests/unit/reporting/report_fixtures.hpp"
+#include "outcome/report/html.hpp"
+#include "tests/unit/outcome/report_fixtures.hpp"
 
-namespace preflight::controller {
+namespace preflight::outcome {
 namespace {
 
 namespace fs = std::filesystem;
@@ -199,4 +199,4 @@ TEST_F(ChromiumScreenshot, PreflightReportCommandRendersASavedReport) {
 }
 
 }  // namespace
-}  // namespace preflight::controller
+}  // namespace preflight::outcome

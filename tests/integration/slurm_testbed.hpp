@@ -14,8 +14,8 @@
 
 #include <gtest/gtest.h>
 
-#include "controller/fabric.hpp"
 #include "core/process.hpp"
+#include "testbed/fabric.hpp"
 
 namespace preflight::testbed {
 
@@ -66,18 +66,18 @@ class SlurmTestbed {
         m_base = (std::filesystem::temp_directory_path() / ("pf-slurm-" + tag)).string();
         std::filesystem::remove_all(m_base);
         std::filesystem::create_directories(m_base);
-        controller::FabricSpec fs;
+        testbed::FabricSpec fs;
         fs.name = "pfs" + tag;
         fs.hosts = spec.nodes;
         fs.subnet = "10.93.0";
         fs.default_rate = "400mbit";
         fs.rates = spec.rates;
-        auto fabric = controller::Fabric::create(fs);
+        auto fabric = testbed::Fabric::create(fs);
         if (!fabric) {
             m_error = "fabric: " + fabric.error().message;
             return;
         }
-        m_fabric = std::make_unique<controller::Fabric>(std::move(fabric.value()));
+        m_fabric = std::make_unique<testbed::Fabric>(std::move(fabric.value()));
         core::ProcessOptions po;
         po.timeout = std::chrono::seconds(60);
         po.env = {{"BASE", m_base},
@@ -109,7 +109,7 @@ class SlurmTestbed {
 
     const std::string& error() const { return m_error; }
     const std::string& base() const { return m_base; }
-    const controller::Fabric& fabric() const { return *m_fabric; }
+    const testbed::Fabric& fabric() const { return *m_fabric; }
 
     // argv run in the head namespace with SLURM_CONF set (where every Slurm client must run).
     std::vector<std::string> in_head(const std::vector<std::string>& argv) const {
@@ -171,7 +171,7 @@ class SlurmTestbed {
     std::string m_head;
     std::string m_conf;
     std::string m_error;
-    std::unique_ptr<controller::Fabric> m_fabric;
+    std::unique_ptr<testbed::Fabric> m_fabric;
 };
 
 // Polls pred every 200 ms until it holds or timeout_s passed.

@@ -11,7 +11,7 @@ namespace {
 using namespace std::chrono_literals;
 
 // The demo's fabric puts its controller at <subnet>.254 of controller::FabricSpec's subnet.
-const std::string k_head = controller::FabricSpec().subnet + ".254";
+const std::string k_head = testbed::FabricSpec().subnet + ".254";
 
 struct DemoRun {
     int exit_code = -1;

@@ -1,6 +1,6 @@
 // An in-process loopback controller (controller::Server) driven by a raw, blocking TCP client that
 // speaks the frame codec and protocol directly, plus the real agent session in a thread.
-#include "controller/server.hpp"
+#include "controller/net/server.hpp"
 
 #include <poll.h>
 #include <chrono>

@@ -1,5 +1,5 @@
 // Fleet-majority drift on evaluated reports: exact findings, cohorts, majorities and thresholds.
-#include "controller/drift.hpp"
+#include "controller/run/drift.hpp"
 
 #include <string>
 #include <vector>
@@ -13,16 +13,16 @@ namespace {
 using core::Verdict;
 using ::testing::ElementsAre;
 
-NodeReport node(const std::string& name, const std::string& sku = "h100") {
-    NodeReport r;
+outcome::NodeReport node(const std::string& name, const std::string& sku = "h100") {
+    outcome::NodeReport r;
     r.name = name;
     r.labels["sku"] = sku;
     r.verdict = Verdict::pass;
     return r;
 }
 
-NodeCheck roce(double np3, double rp3 = 1.0) {
-    NodeCheck nc;
+outcome::NodeCheck roce(double np3, double rp3 = 1.0) {
+    outcome::NodeCheck nc;
     nc.check = "link.roce";
     nc.verdict = np3 == 1.0 && rp3 == 1.0 ? Verdict::pass : Verdict::fail;
     nc.metrics = {
@@ -30,9 +30,9 @@ NodeCheck roce(double np3, double rp3 = 1.0) {
     return nc;
 }
 
-std::vector<NodeReport> fleet(int n, const std::string& sku = "h100",
-                              const std::string& prefix = "gpu") {
-    std::vector<NodeReport> nodes;
+std::vector<outcome::NodeReport> fleet(int n, const std::string& sku = "h100",
+                                       const std::string& prefix = "gpu") {
+    std::vector<outcome::NodeReport> nodes;
     for (int i = 0; i < n; ++i) {
         auto r = node(prefix + std::to_string(i + 1), sku);
         r.checks.push_back(roce(1.0));
@@ -83,8 +83,8 @@ TEST(Drift, FailedNodeKeepsFailAndDriftGoesBeforeSkips) {
                             "skip: link.peermem: NVIDIA driver not loaded"));
 }
 
-NodeCheck passed(const std::string& check, std::map<std::string, double> metrics) {
-    NodeCheck nc;
+outcome::NodeCheck passed(const std::string& check, std::map<std::string, double> metrics) {
+    outcome::NodeCheck nc;
     nc.check = check;
     nc.verdict = Verdict::pass;
     nc.metrics = std::move(metrics);
@@ -92,7 +92,7 @@ NodeCheck passed(const std::string& check, std::map<std::string, double> metrics
 }
 
 TEST(Drift, GenericSettingsMtuRateWidthPeermem) {
-    std::vector<NodeReport> nodes;
+    std::vector<outcome::NodeReport> nodes;
     for (int i = 0; i < 5; ++i) {
         auto r = node("n" + std::to_string(i + 1));
         r.checks = {

@@ -1,4 +1,4 @@
-#include "controller/evaluator.hpp"
+#include "controller/run/evaluator.hpp"
 
 #include <string>
 #include <vector>
@@ -55,18 +55,18 @@ std::vector<NodeInput> cohort(const std::vector<double>& values, const std::stri
     return inputs;
 }
 
-const NodeCheck& check_of(const NodeReport& report, const std::string& check) {
+const outcome::NodeCheck& check_of(const outcome::NodeReport& report, const std::string& check) {
     for (const auto& c : report.checks) {
         if (c.check == check) {
             return c;
         }
     }
     ADD_FAILURE() << report.name << " has no check " << check;
-    static NodeCheck none;
+    static outcome::NodeCheck none;
     return none;
 }
 
-std::vector<Verdict> verdicts(const std::vector<NodeReport>& reports) {
+std::vector<Verdict> verdicts(const std::vector<outcome::NodeReport>& reports) {
     std::vector<Verdict> out;
     for (const auto& r : reports) {
         out.push_back(r.verdict);

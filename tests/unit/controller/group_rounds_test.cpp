@@ -1,6 +1,6 @@
 // The planner's rounds driven against a simulated fabric: each node has a link rate, a group runs
 // at its slowest member's rate, and chosen agents can be lost. No sockets; the StepRunner seam.
-#include "controller/group_rounds.hpp"
+#include "controller/run/group_rounds.hpp"
 
 #include <set>
 

@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "controller/actions.hpp"
-#include "controller/k8s/client.hpp"
-#include "controller/k8s/job_launcher.hpp"
-#include "controller/k8s/node_sink.hpp"
+#include "controller/launch/k8s_job_launcher.hpp"
 #include "core/config.hpp"
+#include "outcome/actions.hpp"
+#include "outcome/k8s/client.hpp"
+#include "outcome/k8s/node_sink.hpp"
 #include "plugins/check.hpp"
 
 namespace preflight::controller::k8s {
@@ -43,7 +43,7 @@ users:
 )";
 
 TEST(Kubeconfig, CurrentContextWithRelativeCaFile) {
-    auto c = parse_kubeconfig(k_kubeconfig, "/etc/kube/config");
+    auto c = outcome::k8s::parse_kubeconfig(k_kubeconfig, "/etc/kube/config");
     ASSERT_TRUE(c) << c.error().message;
     EXPECT_EQ(c->server, "https://10.0.0.1:6443");
     EXPECT_EQ(c->ca_file, "/etc/kube/certs/ca.crt");
@@ -52,7 +52,7 @@ TEST(Kubeconfig, CurrentContextWithRelativeCaFile) {
 }
 
 TEST(Kubeconfig, NamedContextWithCaDataAndClientCertificate) {
-    auto c = parse_kubeconfig(k_kubeconfig, "/etc/kube/config", "lab");
+    auto c = outcome::k8s::parse_kubeconfig(k_kubeconfig, "/etc/kube/config", "lab");
     ASSERT_TRUE(c) << c.error().message;
     EXPECT_EQ(c->ca_pem, "-----BEGIN CERTIFICATE-----\n");
     EXPECT_EQ(c->cert_file, "/etc/kube/u2.crt");
@@ -61,23 +61,23 @@ TEST(Kubeconfig, NamedContextWithCaDataAndClientCertificate) {
 }
 
 TEST(Kubeconfig, ClearErrors) {
-    auto missing = parse_kubeconfig(k_kubeconfig, "kc", "nope");
+    auto missing = outcome::k8s::parse_kubeconfig(k_kubeconfig, "kc", "nope");
     ASSERT_FALSE(missing);
     EXPECT_EQ(missing.error().message, "kc: context 'nope' not found");
-    auto http = parse_kubeconfig(
+    auto http = outcome::k8s::parse_kubeconfig(
         "current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
         "clusters: [{name: c, cluster: {server: 'http://h:8080'}}]\n",
         "kc");
     ASSERT_FALSE(http);
     EXPECT_NE(http.error().message.find("not an https:// URL"), std::string::npos);
-    auto exec = parse_kubeconfig(
+    auto exec = outcome::k8s::parse_kubeconfig(
         "current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n"
         "clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
         "users: [{name: u, user: {exec: {command: aws}}}]\n",
         "kc");
     ASSERT_FALSE(exec);
     EXPECT_NE(exec.error().message.find("exec or auth-provider"), std::string::npos);
-    auto syntax = parse_kubeconfig("clusters: [\n", "kc");
+    auto syntax = outcome::k8s::parse_kubeconfig("clusters: [\n", "kc");
     ASSERT_FALSE(syntax);
     EXPECT_EQ(syntax.error().message.rfind("kc:2:", 0), 0u) << syntax.error().message;
 }
@@ -93,11 +93,11 @@ json node_with(const json& taints, const json& annotations = json::object()) {
 
 TEST(NodePatch, AddsOurTaintKeepsOthersAndCarriesResourceVersion) {
     const json other = {{"key", "example.com/x"}, {"effect", "NoExecute"}};
-    NodeChange c;
+    outcome::k8s::NodeChange c;
     c.node = "n1";
-    c.set_taint = Taint{"preflight.dev/degraded", "link.netdev", "NoSchedule"};
+    c.set_taint = outcome::k8s::Taint{"preflight.dev/degraded", "link.netdev", "NoSchedule"};
     c.labels["preflight.dev/status"] = "fail";
-    auto p = node_patch_for(node_with(json::array({other})), c);
+    auto p = outcome::k8s::node_patch_for(node_with(json::array({other})), c);
     ASSERT_TRUE(p) << p.error().message;
     EXPECT_EQ((*p)["metadata"]["resourceVersion"], "41");
     EXPECT_EQ((*p)["spec"]["taints"], json::array({other,
@@ -112,10 +112,10 @@ TEST(NodePatch, AddsOurTaintKeepsOthersAndCarriesResourceVersion) {
 
 TEST(NodePatch, NothingToDoIsNull) {
     const json ours = {{"key", "preflight.dev/degraded"}, {"value", "x"}, {"effect", "NoSchedule"}};
-    NodeChange c;
+    outcome::k8s::NodeChange c;
     c.node = "n1";
-    c.set_taint = Taint{"preflight.dev/degraded", "x", "NoSchedule"};
-    auto p = node_patch_for(
+    c.set_taint = outcome::k8s::Taint{"preflight.dev/degraded", "x", "NoSchedule"};
+    auto p = outcome::k8s::node_patch_for(
         node_with(json::array({ours}),
                   {{"preflight.dev/owned-taints", R"({"preflight.dev/degraded":"x:NoSchedule"})"}}),
         c);
@@ -126,22 +126,22 @@ TEST(NodePatch, NothingToDoIsNull) {
 TEST(NodePatch, RemovesOnlyTheDegradedTaintWeSet) {
     const json manual = {
         {"key", "preflight.dev/degraded"}, {"value", "manual"}, {"effect", "NoSchedule"}};
-    NodeChange c;
+    outcome::k8s::NodeChange c;
     c.node = "n1";
     c.remove_taints = {"preflight.dev/degraded"};
     // Not ours (no annotation): kept.
-    auto kept = node_patch_for(node_with(json::array({manual})), c);
+    auto kept = outcome::k8s::node_patch_for(node_with(json::array({manual})), c);
     ASSERT_TRUE(kept);
     EXPECT_TRUE(kept->is_null()) << kept->dump();
     // Ours, but an operator changed its value since: still kept.
-    auto changed = node_patch_for(
+    auto changed = outcome::k8s::node_patch_for(
         node_with(json::array({manual}),
                   {{"preflight.dev/owned-taints", R"({"preflight.dev/degraded":"x:NoSchedule"})"}}),
         c);
     ASSERT_TRUE(changed);
     EXPECT_FALSE(changed->contains("spec")) << changed->dump();
     // Exactly ours: removed, and the annotation with it.
-    auto removed = node_patch_for(
+    auto removed = outcome::k8s::node_patch_for(
         node_with(json::array({manual}), {{"preflight.dev/owned-taints",
                                            R"({"preflight.dev/degraded":"manual:NoSchedule"})"}}),
         c);
@@ -151,32 +151,32 @@ TEST(NodePatch, RemovesOnlyTheDegradedTaintWeSet) {
 }
 
 TEST(NodePatch, RefusesKeysOutsideOurPrefix) {
-    NodeChange c;
+    outcome::k8s::NodeChange c;
     c.node = "n1";
     c.remove_taints = {"node.kubernetes.io/unschedulable"};
-    EXPECT_FALSE(node_patch_for(node_with(json::array()), c));
-    NodeChange l;
+    EXPECT_FALSE(outcome::k8s::node_patch_for(node_with(json::array()), c));
+    outcome::k8s::NodeChange l;
     l.node = "n1";
     l.labels["kubernetes.io/hostname"] = std::nullopt;
-    EXPECT_FALSE(node_patch_for(node_with(json::array()), l));
+    EXPECT_FALSE(outcome::k8s::node_patch_for(node_with(json::array()), l));
 }
 
 TEST(NodePatch, CertificationNeverAddsTheUncertifiedTaint) {
-    NodeChange c;
+    outcome::k8s::NodeChange c;
     c.node = "n1";
-    c.set_taint = Taint{"preflight.dev/uncertified", "link.netdev", "NoSchedule"};
+    c.set_taint = outcome::k8s::Taint{"preflight.dev/uncertified", "link.netdev", "NoSchedule"};
     c.only_if_tainted = true;
-    auto p = node_patch_for(node_with(json::array()), c);
+    auto p = outcome::k8s::node_patch_for(node_with(json::array()), c);
     ASSERT_TRUE(p);
     EXPECT_TRUE(p->is_null()) << p->dump();
 }
 
 TEST(BusbwLabel, IsALabelValue) {
-    EXPECT_EQ(busbw_label_value(5.0), "5");
-    EXPECT_EQ(busbw_label_value(11.54), "11.5");
-    EXPECT_EQ(busbw_label_value(391.7), "392");
-    EXPECT_EQ(busbw_label_value(12345.0), "12345");
-    EXPECT_EQ(busbw_label_value(-1.0), "unknown");
+    EXPECT_EQ(outcome::k8s::busbw_label_value(5.0), "5");
+    EXPECT_EQ(outcome::k8s::busbw_label_value(11.54), "11.5");
+    EXPECT_EQ(outcome::k8s::busbw_label_value(391.7), "392");
+    EXPECT_EQ(outcome::k8s::busbw_label_value(12345.0), "12345");
+    EXPECT_EQ(outcome::k8s::busbw_label_value(-1.0), "unknown");
 }
 
 TEST(AgentJob, IndexedOnePodPerNodeNoTokenInSpec) {
@@ -229,9 +229,9 @@ TEST(PodStartFailure, Classified) {
 
 TEST(K8sActionSink, CalledOnlyWithoutATrippedBreaker) {
     auto report_with_failures = [](int failed) {
-        RunReport r;
+        outcome::RunReport r;
         for (int i = 0; i < 10; ++i) {
-            NodeReport n;
+            outcome::NodeReport n;
             n.name = "n" + std::to_string(i);
             n.verdict = i < failed ? core::Verdict::fail : core::Verdict::pass;
             r.nodes.push_back(n);
@@ -242,26 +242,26 @@ TEST(K8sActionSink, CalledOnlyWithoutATrippedBreaker) {
     cfg.targets = {"k8s"};
     core::SystemCommandRunner runner;
     int calls = 0;
-    K8sActionSink sink = [&](const RunReport&, Action& a) {
+    outcome::K8sActionSink sink = [&](const outcome::RunReport&, outcome::Action& a) {
         ++calls;
         a.applied = true;
     };
-    RunReport tripped = report_with_failures(5);  // 5 of 10 > max(1, 10 % of 10)
-    plan_actions(tripped, cfg);
+    outcome::RunReport tripped = report_with_failures(5);  // 5 of 10 > max(1, 10 % of 10)
+    outcome::plan_actions(tripped, cfg);
     ASSERT_TRUE(tripped.breaker.tripped);
-    apply_actions(tripped, runner, std::chrono::seconds(1), sink);
+    outcome::apply_actions(tripped, runner, std::chrono::seconds(1), sink);
     EXPECT_EQ(calls, 0);
-    RunReport one = report_with_failures(1);
-    plan_actions(one, cfg);
-    apply_actions(one, runner, std::chrono::seconds(1), sink);
+    outcome::RunReport one = report_with_failures(1);
+    outcome::plan_actions(one, cfg);
+    outcome::apply_actions(one, runner, std::chrono::seconds(1), sink);
     EXPECT_EQ(calls, 1);
     EXPECT_TRUE(one.actions[0].applied);
     // Without a sink the action says why it was not applied.
-    RunReport unconfigured = report_with_failures(1);
-    plan_actions(unconfigured, cfg);
-    apply_actions(unconfigured, runner, std::chrono::seconds(1));
+    outcome::RunReport unconfigured = report_with_failures(1);
+    outcome::plan_actions(unconfigured, cfg);
+    outcome::apply_actions(unconfigured, runner, std::chrono::seconds(1));
     EXPECT_FALSE(unconfigured.actions[0].applied);
-    EXPECT_EQ(unconfigured.actions[0].error, k_k8s_unavailable);
+    EXPECT_EQ(unconfigured.actions[0].error, outcome::k_k8s_unavailable);
 }
 
 TEST(K8sConfig, SectionParsedAndTyposNamed) {

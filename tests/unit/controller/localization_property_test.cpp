@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
-#include "controller/group_rounds.hpp"
-#include "controller/planner.hpp"
+#include "controller/run/group_rounds.hpp"
+#include "controller/run/planner.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "controller/planner.hpp"
+#include "controller/run/planner.hpp"
 
 #include <algorithm>
 #include <map>

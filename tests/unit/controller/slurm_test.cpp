@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 
 #include "agent/standalone.hpp"
-#include "controller/certify.hpp"
-#include "controller/slurm_launcher.hpp"
-#include "controller/slurm_sink.hpp"
+#include "controller/launch/slurm_launcher.hpp"
+#include "controller/run/certify.hpp"
 #include "core/hostlist.hpp"
+#include "outcome/slurm_sink.hpp"
 
 namespace preflight::controller {
 namespace {
@@ -26,7 +26,7 @@ TEST(ScontrolNodes, ParsesStateAddressAndReasonWithSpaces) {
         "NodeName=node02 Arch=x86_64 NodeAddr=10.0.0.2 State=IDLE+DRAIN+NOT_RESPONDING "
         "Partitions=batch Reason=operator: Foo=bar [x] | y [root@2026-11-22T03:04:37]\n"
         "Node nodeXX not found\n";
-    auto nodes = parse_scontrol_nodes(text);
+    auto nodes = outcome::parse_scontrol_nodes(text);
     ASSERT_EQ(nodes.size(), 2u);
     EXPECT_EQ(nodes[0].name, "node01");
     EXPECT_EQ(nodes[0].addr, "10.0.0.1");
@@ -37,9 +37,9 @@ TEST(ScontrolNodes, ParsesStateAddressAndReasonWithSpaces) {
     EXPECT_TRUE(nodes[1].has_flag("NOT_RESPONDING"));
     EXPECT_FALSE(nodes[1].has_flag("RESPONDING"));
     EXPECT_EQ(nodes[1].reason, "operator: Foo=bar [x] | y");
-    EXPECT_FALSE(reason_is_ours(nodes[1].reason));
-    EXPECT_TRUE(reason_is_ours("preflight: uncertified"));
-    EXPECT_FALSE(reason_is_ours(" preflight: x"));
+    EXPECT_FALSE(outcome::reason_is_ours(nodes[1].reason));
+    EXPECT_TRUE(outcome::reason_is_ours("preflight: uncertified"));
+    EXPECT_FALSE(outcome::reason_is_ours(" preflight: x"));
 }
 
 TEST(SrunArgv, InsideAndOutsideAnAllocation) {
@@ -131,11 +131,11 @@ class FakeScontrol : public core::CommandRunner {
     }
 };
 
-RunReport validation_of(const std::map<std::string, core::Verdict>& verdicts) {
-    RunReport r;
+outcome::RunReport validation_of(const std::map<std::string, core::Verdict>& verdicts) {
+    outcome::RunReport r;
     r.run_id = "val1";
     for (const auto& [name, v] : verdicts) {
-        NodeReport n;
+        outcome::NodeReport n;
         n.name = name;
         n.verdict = v;
         if (v != core::Verdict::pass) {
@@ -162,7 +162,7 @@ TEST(Certify, PlanOnlyChangesNothing) {
     auto report =
         certify_slurm(certify_options({"n1", "n2"}, false), slurm, [&](const RunOptions&) {
             ran = true;
-            return RunReport{};
+            return outcome::RunReport{};
         });
     EXPECT_FALSE(ran);
     EXPECT_EQ(report.nodes[0].outcome, "would-certify");
@@ -210,10 +210,10 @@ TEST(Certify, ResumesPassKeepsFailOperatorUntouchedReservationDeleted) {
 TEST(Certify, ValidationThatThrowsReDrainsAndDeletesTheReservation) {
     FakeScontrol slurm;
     slurm.nodes["n1"] = {"IDLE+DRAIN", "preflight: uncertified"};
-    auto report =
-        certify_slurm(certify_options({"n1"}, true), slurm, [&](const RunOptions&) -> RunReport {
-            throw std::runtime_error("controller cannot listen");
-        });
+    auto report = certify_slurm(certify_options({"n1"}, true), slurm,
+                                [&](const RunOptions&) -> outcome::RunReport {
+                                    throw std::runtime_error("controller cannot listen");
+                                });
     EXPECT_EQ(slurm.nodes["n1"].state, "IDLE+DRAIN");
     EXPECT_EQ(slurm.nodes["n1"].reason, "preflight: uncertified");
     EXPECT_TRUE(slurm.reservations.empty());
@@ -240,7 +240,7 @@ TEST(Certify, NoReservationNoResume) {
     bool ran = false;
     auto report = certify_slurm(certify_options({"n1"}, true), slurm, [&](const RunOptions&) {
         ran = true;
-        return RunReport{};
+        return outcome::RunReport{};
     });
     EXPECT_FALSE(ran);
     EXPECT_EQ(slurm.nodes["n1"].state, "IDLE+DRAIN");

@@ -20,7 +20,7 @@
 #include <boost/asio.hpp>
 
 #include "agent/session.hpp"
-#include "controller/server.hpp"
+#include "controller/net/server.hpp"
 #include "core/config.hpp"
 #include "core/process.hpp"
 #include "core/tls.hpp"

@@ -1,10 +1,10 @@
 // Slurm topology.conf parsing and topology-aware pairing (plan_pairs with a switch per node).
-#include "controller/topology.hpp"
+#include "controller/run/topology.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "controller/planner.hpp"
+#include "controller/run/planner.hpp"
 #include "core/config.hpp"
 #include "plugins/check.hpp"
 

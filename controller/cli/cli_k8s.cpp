@@ -1,0 +1,121 @@
+// `preflight certify --k8s` (the Kubernetes flow of cli_certify): which nodes to certify (the ones
+// tainted preflight.dev/uncertified, or
+// --nodes), a preflight run on them (or a saved --report), then the certification decisions,
+// printed and, with --apply, carried out on the Nodes.
+#include "controller/cli/cli.hpp"
+#include "controller/cli/cli_certify.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "controller/run/k8s_certify.hpp"
+#include "controller/run/orchestrator.hpp"
+#include "core/config.hpp"
+#include "core/exit_code.hpp"
+#include "core/inventory.hpp"
+#include "core/process.hpp"
+#include "outcome/k8s/node_sink.hpp"
+#include "outcome/report/json.hpp"
+#include "plugins/check.hpp"
+
+namespace preflight::controller {
+
+int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool log_json) {
+    core::RunConfig config;
+    try {
+        auto catalog = plugins::param_catalog();
+        config =
+            a.config.empty() ? core::default_config(catalog) : core::load_config(a.config, catalog);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "preflight certify: %s\n", e.what());
+        return core::to_int(core::ExitCode::usage);
+    }
+    auto cluster = outcome::k8s::load_cluster_config(config.k8s.kubeconfig, config.k8s.context);
+    if (!cluster) {
+        std::fprintf(stderr, "preflight certify: %s\n", cluster.error().message.c_str());
+        return core::to_int(core::ExitCode::usage);
+    }
+    outcome::k8s::Client client(*cluster, outcome::k8s::client_options_from(config.k8s));
+
+    outcome::RunReport report;
+    if (!a.report.empty()) {
+        std::ifstream in(a.report);
+        try {
+            report = outcome::report_from_json(nlohmann::ordered_json::parse(in));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "preflight certify: %s: %s\n", a.report.c_str(), e.what());
+            return core::to_int(core::ExitCode::usage);
+        }
+    } else {
+        RunOptions options;
+        options.config = config;
+        // Certification decides by the verdicts alone: the run itself taints nothing.
+        options.config.actions.targets.clear();
+        try {
+            if (!a.nodes.empty()) {
+                options.nodes = core::inventory_from_hostlist(a.nodes);
+            } else {
+                auto names = k8s::uncertified_nodes(client);
+                if (!names) {
+                    std::fprintf(stderr, "preflight certify: %s\n", names.error().message.c_str());
+                    return 4;
+                }
+                for (const auto& n : *names) {
+                    options.nodes.push_back(core::Node{n, "", "", {}});
+                }
+            }
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "preflight certify: %s\n", e.what());
+            return core::to_int(core::ExitCode::usage);
+        }
+        if (options.nodes.empty()) {
+            std::printf("no node carries the %s taint: nothing to certify\n",
+                        std::string(outcome::k8s::k_uncertified_key).c_str());
+            return 0;
+        }
+        override_controller_address(options.config.controller, a.advertise, a.listen, a.port);
+        options.launcher = a.launcher;
+        options.report_dir =
+            a.report_dir.empty() ? "preflight-reports/" + make_run_id() : a.report_dir;
+        options.agent_path = core::sibling_executable("preflight-agent");
+        options.token_file = a.token_file;
+        options.log_level = log_level;
+        options.log_json = log_json;
+        options.progress = false;
+        try {
+            report = run_preflight(options);
+        } catch (const core::ConfigError& e) {
+            std::fprintf(stderr, "preflight certify: %s\n", e.what());
+            return core::to_int(core::ExitCode::usage);
+        }
+        std::fprintf(stderr, "report: %s/report.json\n", options.report_dir.c_str());
+    }
+
+    auto decisions = k8s::certify_nodes(&client, report, a.apply);
+    int certified = 0;
+    bool any_error = false;
+    for (const auto& d : decisions) {
+        std::string state = d.certified ? "certified" : "kept uncertified";
+        if (!d.error.empty()) {
+            state += " (not applied: " + d.error + ")";
+            any_error = true;
+        } else if (!a.apply) {
+            state += " (dry run)";
+        }
+        std::printf("%-24s %s%s%s\n", d.node.c_str(), state.c_str(), d.reason.empty() ? "" : ": ",
+                    d.reason.c_str());
+        certified += d.certified ? 1 : 0;
+    }
+    std::printf("%d of %zu nodes certified%s\n", certified, decisions.size(),
+                a.apply ? "" : "; nothing changed (dry run: add --apply)");
+    if (any_error) {
+        return 4;
+    }
+    return certified == static_cast<int>(decisions.size()) ? 0 : 1;
+}
+
+}  // namespace preflight::controller

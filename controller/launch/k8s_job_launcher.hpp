@@ -1,0 +1,75 @@
+// `--launcher k8s`: one Indexed Job with one agent pod per node. Pods are confined to the run's
+// nodes (required node affinity on metadata.name) and spread one per node (required pod
+// anti-affinity on kubernetes.io/hostname among the run's pods); each agent learns its node from
+// spec.nodeName and its token from a per-run Secret. Pods that cannot start (ImagePullBackOff,
+// CrashLoopBackOff, ...) make their node `error` at once; the Job and Secret are deleted
+// afterwards.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/launch/launcher.hpp"
+#include "outcome/k8s/client.hpp"
+
+namespace preflight::controller::k8s {
+
+struct JobSpecInput {
+    std::string name;  // Job and Secret name
+    std::string namespace_name;
+    std::string run_id;
+    std::vector<std::string> nodes;
+    std::string image;
+    std::string service_account;
+    std::string controller;  // HOST:PORT the agents dial
+    std::vector<std::string> agent_args;
+    std::string tls_ca_pem;  // TLS on: the CA agents verify the controller with (in the Secret)
+};
+
+// Where agent pods find the TLS CA (the run's Secret, key ca.crt, mounted read-only).
+inline constexpr const char* k_tls_ca_mount = "/etc/preflight/tls";
+
+// The Job object (pure; tested directly). Secret holds PREFLIGHT_TOKEN (and ca.crt with TLS).
+nlohmann::json agent_job(const JobSpecInput& in);
+nlohmann::json token_secret(const JobSpecInput& in, const std::string& token);
+
+// A DNS-1123 name for a run's Job: "preflight-" + the run id lower-cased, at most 52 characters
+// (Indexed Job pod names append "-<index>-<random>").
+std::string job_name_for(const std::string& run_id);
+
+// Why a pod cannot run its agent, from its status; empty when it may still start or is running.
+std::string pod_start_failure(const nlohmann::json& pod);
+
+class K8sJobLauncher final : public Launcher {
+  public:
+    K8sJobLauncher() = default;
+    // For tests: use this client instead of loading credentials from the context's config.
+    explicit K8sJobLauncher(std::shared_ptr<outcome::k8s::Client> client)
+        : m_client(std::move(client)) {}
+    ~K8sJobLauncher() override;
+
+    std::string name() const override { return "k8s"; }
+    std::map<std::string, std::string> start(const std::vector<core::Node>& nodes,
+                                             const LaunchContext& ctx) override;
+    std::map<std::string, std::string> exited() override;
+    void stop() override;
+
+    const std::string& job_name() const { return m_job; }
+
+  private:
+    std::shared_ptr<outcome::k8s::Client> m_client;
+    std::string m_namespace;
+    std::string m_job;
+    std::set<std::string> m_nodes;
+    std::map<std::string, std::string> m_failed;
+    std::chrono::steady_clock::time_point m_last_poll{};
+    bool m_created_secret = false;
+    bool m_created_job = false;
+};
+
+}  // namespace preflight::controller::k8s

@@ -1,0 +1,126 @@
+#include "controller/launch/launcher.hpp"
+
+#include <sys/wait.h>
+#include <filesystem>
+#include <fstream>
+
+#include <spdlog/spdlog.h>
+
+#include "controller/launch/k8s_job_launcher.hpp"
+#include "core/auth.hpp"
+
+namespace preflight::controller {
+
+std::vector<std::string> LocalLauncher::agent_argv(const core::Node& node,
+                                                   const LaunchContext& ctx) {
+    std::vector<std::string> argv;
+    if (!node.netns.empty()) {
+        // `ip netns exec` also remounts /sys for the namespace, so link checks see the node's own
+        // interfaces; it execs the agent in place, so the pid we hold is the agent's.
+        argv = {"ip", "netns", "exec", node.netns};
+    }
+    append_agent_command(argv, node, ctx);
+    return argv;
+}
+
+void append_agent_command(std::vector<std::string>& argv, const core::Node& node,
+                          const LaunchContext& ctx) {
+    argv.push_back(ctx.agent_path);
+    argv.push_back("--controller");
+    argv.push_back(ctx.dial_address.at(node.name));
+    argv.push_back("--node");
+    argv.push_back(node.name);
+    argv.insert(argv.end(), ctx.agent_args.begin(), ctx.agent_args.end());
+    append_tls_args(argv, ctx, ctx.tls_ca);
+}
+
+std::map<std::string, std::string> LocalLauncher::start(const std::vector<core::Node>& nodes,
+                                                        const LaunchContext& ctx) {
+    std::map<std::string, std::string> failed;
+    std::error_code ec;
+    std::filesystem::create_directories(ctx.log_dir, ec);
+    for (const auto& node : nodes) {
+        std::string log = ctx.log_dir + "/" + node.name + ".log";
+        auto child =
+            core::ChildProcess::spawn(agent_argv(node, ctx), {{core::k_token_env, ctx.token}}, log);
+        if (!child) {
+            failed[node.name] = "cannot start agent: " + child.error().message;
+            continue;
+        }
+        std::ofstream(ctx.log_dir + "/" + node.name + ".pid") << child->pid() << "\n";
+        spdlog::debug("started agent for {} (pid {}{})", node.name, child->pid(),
+                      node.netns.empty() ? "" : ", netns " + node.netns);
+        m_log_paths[node.name] = log;
+        m_children.emplace(node.name, std::move(child.value()));
+    }
+    return failed;
+}
+
+std::map<std::string, std::string> LocalLauncher::exited() {
+    std::map<std::string, std::string> out;
+    for (auto& [name, child] : m_children) {
+        if (!child.running() && child.exit_status()) {
+            int status = *child.exit_status();
+            std::string how =
+                WIFEXITED(status)
+                    ? "agent exited with status " + std::to_string(WEXITSTATUS(status))
+                    : "agent killed by signal " + std::to_string(WTERMSIG(status));
+            out[name] = how + " (log: " + m_log_paths[name] + ")";
+        }
+    }
+    return out;
+}
+
+void stop_children(std::map<std::string, core::ChildProcess>& children,
+                   std::chrono::milliseconds wait, std::chrono::milliseconds grace,
+                   const std::string& what) {
+    auto deadline = std::chrono::steady_clock::now() + wait;
+    for (auto& [name, child] : children) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (!child.wait_for(std::max(left, std::chrono::milliseconds(0)))) {
+            spdlog::warn("{} for {} did not exit after shutdown; terminating it", what, name);
+        }
+        child.terminate(grace);
+    }
+    children.clear();
+}
+
+void LocalLauncher::stop() {
+    // Agents were asked to shut down; give them a moment to exit on their own, then kill.
+    stop_children(m_children, std::chrono::seconds(3), std::chrono::milliseconds(500), "agent");
+}
+
+std::map<std::string, std::string> ConnectLauncher::start(const std::vector<core::Node>& nodes,
+                                                          const LaunchContext& ctx) {
+    if (!nodes.empty()) {
+        std::vector<std::string> tls;
+        append_tls_args(tls, ctx, ctx.tls_ca);
+        std::string tls_text;
+        for (const auto& a : tls) {
+            tls_text += " " + a;
+        }
+        spdlog::info(
+            "waiting for {} agents to dial {} (preflight-agent --controller {} --node "
+            "NAME{}, token in ${} or ${})",
+            nodes.size(), ctx.dial_address.at(nodes.front().name),
+            ctx.dial_address.at(nodes.front().name), tls_text, core::k_token_env,
+            core::k_token_file_env);
+    }
+    return {};
+}
+
+std::unique_ptr<Launcher> make_launcher(const std::string& name) {
+    if (name == "local") {
+        return std::make_unique<LocalLauncher>();
+    }
+    if (name == "connect") {
+        return std::make_unique<ConnectLauncher>();
+    }
+    if (name == "k8s") {
+        return std::make_unique<k8s::K8sJobLauncher>();
+    }
+    return nullptr;
+}
+
+}  // namespace preflight::controller

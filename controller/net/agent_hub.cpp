@@ -1,0 +1,419 @@
+#include "controller/net/agent_hub.hpp"
+
+#include <future>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "core/auth.hpp"
+
+namespace preflight::controller {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+core::CheckResult error_result(const std::string& check, std::string detail) {
+    core::CheckResult r;
+    r.check = check;
+    r.verdict = core::Verdict::error;
+    r.detail = std::move(detail);
+    return r;
+}
+
+std::string format_seconds(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", s);
+    return buf;
+}
+
+}  // namespace
+
+AgentHub::AgentHub(asio::io_context& io, HubOptions options)
+    : m_io(io), m_options(std::move(options)), m_timer(io) {}
+
+void AgentHub::accept(core::Stream stream) {
+    // Only under a flood does the total exceed what the run needs; then make room for this one.
+    if (m_connections.size() >= m_options.expected.size() + m_options.spare_unauthenticated) {
+        shed_unauthenticated("too many unauthenticated connections");
+    }
+    auto conn = std::make_shared<Connection>(std::move(stream), *this);
+    conn->nonce = core::random_hex(16);
+    m_connections.insert(conn);
+    conn->start();
+    conn->send(core::msg::Challenge{conn->nonce});
+}
+
+bool AgentHub::shed_unauthenticated(const std::string& why) {
+    ConnectionPtr oldest;
+    for (const auto& conn : m_connections) {
+        if (!conn->authenticated && conn->open() &&
+            (!oldest || conn->last_received() < oldest->last_received())) {
+            oldest = conn;
+        }
+    }
+    if (!oldest) {
+        return false;
+    }
+    if (m_shed++ % 1000 == 0) {  // a flood must not flood the log too
+        spdlog::warn("closing unauthenticated connection {}: {} ({} closed so far)", oldest->peer(),
+                     why, m_shed);
+    }
+    oldest->close(why);
+    return true;
+}
+
+void AgentHub::start_timers() {
+    tick();
+}
+
+void AgentHub::tick() {
+    auto now = Clock::now();
+    auto heartbeat = std::chrono::duration<double>(m_options.heartbeat_s);
+    std::vector<ConnectionPtr> to_close;
+    // One encoded heartbeat shared by every connection: no JSON or allocation per agent per tick.
+    static const auto k_heartbeat = std::make_shared<const std::string>(
+        core::encode_frame(core::serialize(core::msg::Heartbeat{})).value());
+    for (const auto& conn : m_connections) {
+        double silent = std::chrono::duration<double>(now - conn->last_received()).count();
+        if (!conn->authenticated && silent > m_options.hello_timeout_s) {
+            to_close.push_back(conn);
+        } else if (conn->authenticated && silent > 3 * m_options.heartbeat_s) {
+            to_close.push_back(conn);
+        } else if (conn->authenticated) {
+            conn->send_frame(k_heartbeat);
+        }
+    }
+    for (const auto& conn : to_close) {
+        double silent = std::chrono::duration<double>(now - conn->last_received()).count();
+        conn->close(conn->authenticated
+                        ? "no heartbeat for " + format_seconds(silent) + " s"
+                        : "no hello within " + format_seconds(m_options.hello_timeout_s) + " s");
+    }
+    m_timer.expires_after(std::chrono::duration_cast<Clock::duration>(heartbeat));
+    m_timer.async_wait([this](boost::system::error_code ec) {
+        if (!ec) {
+            tick();
+        }
+    });
+}
+
+void AgentHub::on_message(const ConnectionPtr& conn, core::Message message) {
+    if (auto* hello = std::get_if<core::msg::Hello>(&message)) {
+        handle_hello(conn, *hello);
+        return;
+    }
+    if (!conn->authenticated) {
+        conn->close(std::string("'") + std::string(core::message_type(message)) +
+                    "' before authentication");
+        return;
+    }
+    std::visit(
+        [&](auto& m) {
+            using T = std::decay_t<decltype(m)>;
+            if constexpr (std::is_same_v<T, core::msg::StepResult>) {
+                handle_result(conn, std::move(m));
+            } else if constexpr (std::is_same_v<T, core::msg::KvSet>) {
+                handle_kv_set(m);
+            } else if constexpr (std::is_same_v<T, core::msg::KvGet>) {
+                handle_kv_get(conn, m);
+            } else if constexpr (std::is_same_v<T, core::msg::Heartbeat>) {
+                // last_received was updated by the read
+            } else {
+                conn->close(std::string("unexpected '") + std::string(core::message_type(m)) +
+                            "' from an agent");
+            }
+        },
+        message);
+}
+
+void AgentHub::handle_hello(const ConnectionPtr& conn, const core::msg::Hello& hello) {
+    auto reject = [&](const std::string& reason) {
+        spdlog::warn("rejected agent at {} claiming node '{}': {}", conn->peer(), hello.node,
+                     reason);
+        conn->send_and_close(core::msg::Reject{reason}, "rejected: " + reason);
+    };
+    if (conn->authenticated) {
+        conn->close("second hello");
+        return;
+    }
+    // Check the mac before anything else so an unauthenticated peer learns nothing about the
+    // inventory from the rejection reason.
+    if (!core::constant_time_equal(core::auth_mac(m_options.token, conn->nonce, hello.node),
+                                   hello.mac)) {
+        reject("authentication failed");
+        return;
+    }
+    if (m_options.expected.count(hello.node) == 0) {
+        reject("node '" + hello.node + "' is not in this run's inventory");
+        return;
+    }
+    if (auto it = m_agents.find(hello.node); it != m_agents.end() && it->second->open()) {
+        reject("node '" + hello.node + "' is already connected from " + it->second->peer());
+        return;
+    }
+    conn->authenticated = true;
+    conn->node = hello.node;
+    m_agents[hello.node] = conn;
+    conn->send(core::msg::Welcome{m_options.run_id, m_options.heartbeat_s});
+    // Debug, not info: at thousands of agents one line each is a hot path and buries the summary
+    // the orchestrator logs ("N of M agents connected").
+    spdlog::debug("agent {} connected from {} (version {})", hello.node, conn->peer(),
+                  hello.version);
+    {
+        std::lock_guard lock(m_state_mutex);
+        m_connected.insert(hello.node);
+        m_lost.erase(hello.node);
+    }
+    m_state_cv.notify_all();
+}
+
+void AgentHub::on_closed(const ConnectionPtr& conn, const std::string& reason) {
+    m_connections.erase(conn);
+    for (auto it = m_kv_waiters.begin(); it != m_kv_waiters.end();) {
+        if (it->second.conn == conn) {
+            it->second.timer->cancel();
+            it = m_kv_waiters.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    if (!conn->authenticated) {
+        // A refused TLS handshake is an operator's problem (wrong CA, plaintext agent): say it,
+        // but not once per connection of a flood.
+        if (conn->tls_refused() && m_tls_failures++ % 1000 == 0) {
+            spdlog::warn("connection {} refused: {} ({} so far)", conn->peer(), reason,
+                         m_tls_failures);
+        } else {
+            spdlog::debug("unauthenticated connection {} closed: {}", conn->peer(), reason);
+        }
+        return;
+    }
+    auto it = m_agents.find(conn->node);
+    if (it == m_agents.end() || it->second != conn) {
+        return;
+    }
+    m_agents.erase(it);
+    if (m_shutting_down) {
+        spdlog::debug("agent {} disconnected: {}", conn->node, reason);
+    } else {
+        spdlog::warn("agent {} lost: {}", conn->node, reason);
+    }
+    for (auto p = m_pending.begin(); p != m_pending.end();) {
+        if (p->second.node == conn->node) {
+            StepOutcome outcome{conn->node, error_result(p->second.check, "agent lost: " + reason),
+                                true};
+            complete(p->second.batch, p->second.index, std::move(outcome));
+            p = m_pending.erase(p);
+        } else {
+            ++p;
+        }
+    }
+    {
+        std::lock_guard lock(m_state_mutex);
+        m_connected.erase(conn->node);
+        if (!m_shutting_down) {
+            m_lost[conn->node] = reason;
+        }
+    }
+    m_state_cv.notify_all();
+}
+
+void AgentHub::handle_result(const ConnectionPtr& conn, core::msg::StepResult result) {
+    auto it = m_pending.find(result.step);
+    if (it == m_pending.end()) {
+        spdlog::debug("late or unknown result for step {} from {}", result.step, conn->node);
+        return;
+    }
+    if (it->second.node != conn->node) {
+        conn->close("result for step " + std::to_string(result.step) + " of another node");
+        return;
+    }
+    Pending pending = std::move(it->second);
+    m_pending.erase(it);
+    if (result.result.check != pending.check) {
+        result.result =
+            error_result(pending.check, "agent answered with check '" + result.result.check + "'");
+    }
+    complete(pending.batch, pending.index,
+             StepOutcome{conn->node, std::move(result.result), false});
+}
+
+void AgentHub::handle_kv_set(const core::msg::KvSet& set) {
+    m_kv[set.key] = set.value;
+    auto range = m_kv_waiters.equal_range(set.key);
+    for (auto it = range.first; it != range.second; ++it) {
+        it->second.timer->cancel();
+        it->second.conn->send(core::msg::KvValue{it->second.request, set.key, set.value, ""});
+    }
+    m_kv_waiters.erase(range.first, range.second);
+}
+
+void AgentHub::handle_kv_get(const ConnectionPtr& conn, const core::msg::KvGet& get) {
+    if (auto it = m_kv.find(get.key); it != m_kv.end()) {
+        conn->send(core::msg::KvValue{get.request, get.key, it->second, ""});
+        return;
+    }
+    auto timer = std::make_shared<asio::steady_timer>(m_io);
+    double timeout_s = std::clamp(get.timeout_s, 0.0, 3600.0);
+    timer->expires_after(std::chrono::milliseconds(static_cast<long>(timeout_s * 1000)));
+    m_kv_waiters.emplace(get.key, KvWaiter{conn, get.request, timer});
+    timer->async_wait([this, raw = timer.get(), key = get.key, request = get.request,
+                       timeout_s](boost::system::error_code ec) {
+        if (ec) {
+            return;
+        }
+        // cancel() cannot stop a handler already queued: look the waiter up again.
+        auto range = m_kv_waiters.equal_range(key);
+        auto it = std::find_if(range.first, range.second,
+                               [raw](const auto& w) { return w.second.timer.get() == raw; });
+        if (it == range.second) {
+            return;  // answered or its connection closed meanwhile
+        }
+        auto waiter = it->second;
+        m_kv_waiters.erase(it);
+        waiter.conn->send(core::msg::KvValue{
+            request, key, std::nullopt,
+            "key '" + key + "' not set within " + format_seconds(timeout_s) + " s"});
+    });
+}
+
+std::set<std::string> AgentHub::wait_for_agents(Clock::time_point deadline,
+                                                const std::function<bool()>& give_up) {
+    std::unique_lock lock(m_state_mutex);
+    while (m_connected.size() < m_options.expected.size() && Clock::now() < deadline) {
+        if (give_up && [&] {
+                lock.unlock();
+                bool stop = give_up();
+                lock.lock();
+                return stop;
+            }()) {
+            break;
+        }
+        m_state_cv.wait_until(lock,
+                              std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
+    }
+    return m_connected;
+}
+
+void AgentHub::complete(const std::shared_ptr<Batch>& batch, std::size_t index,
+                        StepOutcome outcome) {
+    {
+        std::lock_guard lock(batch->mutex);
+        if (batch->closed || batch->outcomes[index]) {
+            return;
+        }
+        batch->outcomes[index] = std::move(outcome);
+        ++batch->done;
+        // Wake the waiting orchestrator only for the last result: at thousands of steps a wake
+        // per result is thousands of context switches on the I/O thread's path. Progress is
+        // polled instead (run_steps).
+        if (batch->done != batch->outcomes.size()) {
+            return;
+        }
+    }
+    batch->cv.notify_all();
+}
+
+void AgentHub::dispatch(const std::shared_ptr<Batch>& batch, std::size_t index,
+                        const StepRequest& req) {
+    auto it = m_agents.find(req.node);
+    if (it == m_agents.end() || !it->second->open()) {
+        std::string why;
+        {
+            std::lock_guard lock(m_state_mutex);
+            auto lost = m_lost.find(req.node);
+            why = lost != m_lost.end() ? "agent lost earlier: " + lost->second
+                                       : "agent not connected";
+        }
+        complete(batch, index, StepOutcome{req.node, error_result(req.check, why), true});
+        return;
+    }
+    std::uint64_t step = m_next_step++;
+    m_pending[step] = Pending{batch, index, req.node, req.check};
+    core::msg::Run run;
+    run.step = step;
+    run.check = req.check;
+    run.params = req.params;
+    run.deadline_s = req.deadline_s;
+    run.group = req.group;
+    run.bind_address = req.bind_address;
+    it->second->send(run);
+}
+
+std::vector<StepOutcome> AgentHub::run_steps(
+    const std::vector<StepRequest>& requests, Clock::time_point deadline,
+    const std::function<void(std::size_t, std::size_t)>& progress) {
+    auto batch = std::make_shared<Batch>();
+    batch->outcomes.resize(requests.size());
+    asio::post(m_io, [this, batch, requests] {
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            dispatch(batch, i, requests[i]);
+        }
+    });
+    std::unique_lock lock(batch->mutex);
+    std::size_t reported = 0;
+    while (batch->done < requests.size()) {
+        auto poll = std::min(deadline, Clock::now() + std::chrono::milliseconds(200));
+        if (batch->cv.wait_until(lock, poll) == std::cv_status::timeout &&
+            Clock::now() >= deadline) {
+            break;
+        }
+        if (progress && batch->done != reported) {
+            reported = batch->done;
+            progress(reported, requests.size());
+        }
+    }
+    batch->closed = true;
+    std::vector<StepOutcome> out;
+    out.reserve(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        if (batch->outcomes[i]) {
+            out.push_back(std::move(*batch->outcomes[i]));
+        } else {
+            out.push_back(StepOutcome{
+                requests[i].node,
+                error_result(requests[i].check, "no result within the step deadline (" +
+                                                    format_seconds(requests[i].deadline_s) + " s)"),
+                true});
+        }
+    }
+    if (progress && reported != requests.size()) {
+        progress(requests.size(), requests.size());
+    }
+    return out;
+}
+
+std::map<std::string, std::string> AgentHub::lost_nodes() const {
+    std::lock_guard lock(m_state_mutex);
+    return m_lost;
+}
+
+std::set<std::string> AgentHub::connected_nodes() const {
+    std::lock_guard lock(m_state_mutex);
+    return m_connected;
+}
+
+void AgentHub::shutdown(const std::string& reason) {
+    std::promise<void> done;
+    auto future = done.get_future();
+    asio::post(m_io, [this, reason, &done] {
+        m_shutting_down = true;
+        auto connections = m_connections;
+        for (const auto& conn : connections) {
+            if (conn->authenticated) {
+                conn->send_and_close(core::msg::Shutdown{reason}, "shutdown: " + reason);
+            } else {
+                conn->close("shutdown");
+            }
+        }
+        m_timer.cancel();
+        done.set_value();
+    });
+    if (future.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+        spdlog::warn("controller I/O thread did not process shutdown within 5 s");
+    }
+}
+
+}  // namespace preflight::controller

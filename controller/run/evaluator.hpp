@@ -1,0 +1,32 @@
+// Judging measurements against the cohort (DESIGN.md "Evaluate"): per check and cohort (nodes with
+// the same cohort label), a node fails when its judged metric is under threshold_fraction x the
+// cohort median or under an absolute floor. Below min_cohort measured nodes only floors apply.
+// Missing data never passes: a node without a result for a check it should have run is `error`.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/model.hpp"
+#include "outcome/run_report.hpp"
+
+namespace preflight::controller {
+
+struct NodeInput {
+    core::Node node;
+    std::map<std::string, core::CheckResult> results;  // check -> result (node-level)
+    std::string unreachable;  // non-empty: the agent never connected, with the reason
+};
+
+// The metric a check is judged on against the cohort; nullopt for checks that judge themselves
+// (link checks compare against expected values on the node).
+std::optional<std::string> judged_metric(const std::string& check);
+
+std::vector<outcome::NodeReport> evaluate(const std::vector<NodeInput>& inputs,
+                                          const std::vector<std::string>& checks,
+                                          const core::EvaluationConfig& config);
+
+}  // namespace preflight::controller

@@ -1,0 +1,59 @@
+// Runs one inter-node check (a collective) through the planner's rounds on connected agents and
+// turns the group measurements into one result per node: the node's figure is the best group it was
+// in (a group is only as fast as its slowest member), so a node that was merely paired with a slow
+// one is cleared by its re-pairing, and a node that is slow with every partner keeps a low figure.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/net/agent_hub.hpp"
+#include "core/model.hpp"
+#include "outcome/run_report.hpp"
+
+namespace preflight::controller {
+
+struct GroupCheckPlan {
+    std::string check;
+    nlohmann::json params;      // as configured (the agent fills defaults)
+    double step_deadline_s;     // what the agent gets
+    double controller_slack_s;  // extra the controller waits before calling a step lost
+    double threshold_fraction;
+    std::string metric = "busbw_gbps";
+    // Absolute floor for the metric (evaluation.floors). When a cohort's median is under it, most
+    // of the cohort is slow and the median cannot be the reference: groups are judged against the
+    // floor instead, and the outcome says so.
+    std::optional<double> floor;
+    // Optional: a node's leaf switch or rack; round 1 pairs nodes under the same one first.
+    std::function<std::string(const std::string&)> topology_of;
+};
+
+struct GroupCheckOutcome {
+    std::map<std::string, core::CheckResult> per_node;
+    std::vector<outcome::GroupRecord> groups;
+    std::vector<outcome::RoundSummary> rounds;
+    // Why the reference was not the plain cohort median (floor fallback, or a warning that the
+    // median looks slow); also appended to the affected nodes' details.
+    std::vector<std::string> notes;
+};
+
+using CohortOf = std::function<std::string(const std::string&)>;
+// Runs one batch of steps and returns one outcome per request, in order (AgentHub::run_steps in
+// production; a simulated fabric in unit tests).
+using StepRunner = std::function<std::vector<StepOutcome>(
+    const std::vector<StepRequest>&, std::chrono::steady_clock::time_point,
+    const std::function<void(std::size_t, std::size_t)>&)>;
+using ProgressFn =
+    std::function<void(const std::string& what, std::size_t done, std::size_t total)>;
+
+GroupCheckOutcome run_group_check(const StepRunner& run_steps, const GroupCheckPlan& plan,
+                                  const std::vector<std::string>& nodes, const CohortOf& cohort_of,
+                                  const ProgressFn& progress);
+
+}  // namespace preflight::controller

@@ -1,0 +1,167 @@
+#include "outcome/report/junit.hpp"
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "outcome/report/html.hpp"
+#include "outcome/report/terminal.hpp"
+
+namespace preflight::outcome {
+
+namespace {
+
+struct Case {
+    std::string node;
+    const NodeCheck* check = nullptr;  // null: the node has no result for this check
+    const NodeReport* report = nullptr;
+};
+
+std::string seconds_text(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", s);
+    return buf;
+}
+
+// xs:dateTime wants "YYYY-MM-DDThh:mm:ss"; the Ant schema has no zone, so the trailing Z (all our
+// times are UTC) is dropped.
+std::string ant_timestamp(const std::string& rfc3339) {
+    if (rfc3339.size() >= 19) {
+        return rfc3339.substr(0, 19);
+    }
+    return "1970-01-01T00:00:00";
+}
+
+std::string reasons_of(const NodeReport& n) {
+    std::string out;
+    for (const auto& r : n.reasons) {
+        out += r + "\n";
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string xml_escape(std::string_view text) {
+    // XML 1.0 forbids C0 controls except tab/newline/CR; sanitize_text removes all of them.
+    return html_escape(text);
+}
+
+std::string render_junit(const RunReport& r) {
+    // Checks in the order the config lists them, then any others the nodes report.
+    std::vector<std::string> checks;
+    std::set<std::string> seen;
+    if (r.config.is_object()) {
+        if (auto it = r.config.find("checks"); it != r.config.end() && it->is_array()) {
+            for (const auto& c : *it) {
+                if (c.is_string() && seen.insert(c.get<std::string>()).second) {
+                    checks.push_back(c.get<std::string>());
+                }
+            }
+        }
+    }
+    for (const auto& n : r.nodes) {
+        for (const auto& c : n.checks) {
+            if (seen.insert(c.check).second) {
+                checks.push_back(c.check);
+            }
+        }
+    }
+    if (checks.empty() && !r.nodes.empty()) {
+        checks.push_back("node");  // nodes that never ran anything still get a testcase each
+    }
+    std::map<std::string, std::vector<Case>> suites;
+    for (const auto& check : checks) {
+        auto& cases = suites[check];
+        for (const auto& n : r.nodes) {
+            Case c;
+            c.node = n.name;
+            c.report = &n;
+            for (const auto& nc : n.checks) {
+                if (nc.check == check) {
+                    c.check = &nc;
+                }
+            }
+            cases.push_back(c);
+        }
+    }
+    int total = 0, failures = 0, errors = 0, skipped = 0;
+    std::string body;
+    for (const auto& check : checks) {
+        const auto& cases = suites[check];
+        int s_fail = 0, s_err = 0, s_skip = 0;
+        std::string cases_xml;
+        for (const auto& c : cases) {
+            const std::string detail = c.check ? c.check->detail : std::string();
+            std::string metric;
+            if (c.check) {
+                if (auto it = c.check->metrics.find("busbw_gbps"); it != c.check->metrics.end()) {
+                    metric = "busbw_gbps " + format_significant(it->second, 4);
+                    if (c.check->fraction_of_median) {
+                        metric += " (" +
+                                  format_significant(*c.check->fraction_of_median * 100.0, 3) +
+                                  "% of median)";
+                    }
+                }
+            }
+            cases_xml += "    <testcase classname=\"preflight." + xml_escape(check) + "\" name=\"" +
+                         xml_escape(c.node) + "\" time=\"0.000\">";
+            const core::Verdict v = c.check ? c.check->verdict : core::Verdict::error;
+            const std::string message =
+                c.check ? (detail.empty() ? metric : detail) : "no result for " + check;
+            const std::string text = (metric.empty() ? "" : metric + "\n") + reasons_of(*c.report);
+            switch (v) {
+                case core::Verdict::fail:
+                    ++s_fail;
+                    cases_xml += "\n      <failure message=\"" + xml_escape(message) +
+                                 "\" type=\"fail\">" + xml_escape(text) + "</failure>\n    ";
+                    break;
+                case core::Verdict::error:
+                    ++s_err;
+                    cases_xml += "\n      <error message=\"" + xml_escape(message) +
+                                 "\" type=\"error\">" + xml_escape(text) + "</error>\n    ";
+                    break;
+                case core::Verdict::skip:
+                    ++s_skip;
+                    cases_xml += "\n      <skipped message=\"" + xml_escape(message) + "\"/>\n    ";
+                    break;
+                case core::Verdict::warn:
+                    // JUnit has no "warning": the case passes and the finding stays visible.
+                    cases_xml += "\n      <system-out>warn: " + xml_escape(message) + "\n" +
+                                 xml_escape(text) + "</system-out>\n    ";
+                    break;
+                case core::Verdict::pass:
+                    if (!metric.empty()) {
+                        cases_xml +=
+                            "\n      <system-out>" + xml_escape(metric) + "</system-out>\n    ";
+                    }
+                    break;
+            }
+            cases_xml += "</testcase>\n";
+        }
+        total += static_cast<int>(cases.size());
+        failures += s_fail;
+        errors += s_err;
+        skipped += s_skip;
+        body += "  <testsuite name=\"" + xml_escape(check) + "\" tests=\"" +
+                std::to_string(cases.size()) + "\" failures=\"" + std::to_string(s_fail) +
+                "\" errors=\"" + std::to_string(s_err) + "\" skipped=\"" + std::to_string(s_skip) +
+                "\" time=\"" + seconds_text(r.wall_seconds) + "\" timestamp=\"" +
+                xml_escape(ant_timestamp(r.started_at)) + "\" hostname=\"preflight\" id=\"" +
+                std::to_string(&check - checks.data()) + "\" package=\"preflight\">\n";
+        body += "    <properties>\n      <property name=\"run_id\" value=\"" +
+                xml_escape(r.run_id) + "\"/>\n    </properties>\n";
+        body += cases_xml;
+        body += "    <system-out/>\n    <system-err/>\n  </testsuite>\n";
+    }
+    std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    out += "<testsuites name=\"preflight " + xml_escape(r.run_id) + "\" tests=\"" +
+           std::to_string(total) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"" +
+           std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) + "\" time=\"" +
+           seconds_text(r.wall_seconds) + "\">\n";
+    out += body;
+    out += "</testsuites>\n";
+    return out;
+}
+
+}  // namespace preflight::outcome

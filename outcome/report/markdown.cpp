@@ -1,0 +1,156 @@
+#include "outcome/report/markdown.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "outcome/job_impact.hpp"
+#include "outcome/report/terminal.hpp"
+
+namespace preflight::outcome {
+
+namespace {
+
+std::string fmt(double v) {
+    return format_significant(v, 3);
+}
+
+}  // namespace
+
+std::string markdown_escape(std::string_view text) {
+    std::string out;
+    for (char c : sanitize_text(text)) {
+        // Backslash escapes are what CommonMark and GFM tables honour; '<' and '>' become
+        // entities because a backslash does not stop every renderer from reading raw HTML.
+        if (c == '<') {
+            out += "&lt;";
+        } else if (c == '>') {
+            out += "&gt;";
+        } else {
+            if (c == '|' || c == '\\' || c == '`' || c == '*' || c == '_' || c == '[' || c == ']' ||
+                c == '#') {
+                out += '\\';
+            }
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string render_markdown(const RunReport& r) {
+    int counts[5] = {0, 0, 0, 0, 0};
+    for (const auto& n : r.nodes) {
+        ++counts[static_cast<int>(n.verdict)];
+    }
+    std::string out = "## preflight run " + markdown_escape(r.run_id) + "\n\n";
+    out += "**" + std::to_string(r.nodes.size()) + " nodes**: " + std::to_string(counts[0]) +
+           " pass, " + std::to_string(counts[1]) + " warn, " + std::to_string(counts[2]) +
+           " fail, " + std::to_string(counts[3]) + " skip, " + std::to_string(counts[4]) +
+           " error; exit code " + std::to_string(r.exit_code) + ". " +
+           markdown_escape(r.started_at) + " to " + markdown_escape(r.finished_at) + " (" +
+           fmt(r.wall_seconds) + " s, launcher " + markdown_escape(r.launcher) + ").\n\n";
+    if (r.interrupted) {
+        out += "> **Interrupted**: verdicts are partial and no action was planned.\n\n";
+    }
+    const auto checks = busbw_checks(r);
+    if (!checks.empty()) {
+        out += "| check | measured | min | median | max | threshold | failed |\n";
+        out += "|---|---:|---:|---:|---:|---:|---:|\n";
+        for (const auto& name : checks) {
+            std::vector<double> values;
+            std::vector<double> medians;
+            std::vector<double> thresholds;
+            int failed = 0;
+            for (const auto& n : r.nodes) {
+                for (const auto& c : n.checks) {
+                    if (c.check != name) {
+                        continue;
+                    }
+                    if (auto it = c.metrics.find("busbw_gbps"); it != c.metrics.end()) {
+                        values.push_back(it->second);
+                    }
+                    if (c.median) {
+                        medians.push_back(*c.median);
+                    }
+                    if (c.threshold) {
+                        thresholds.push_back(*c.threshold);
+                    }
+                    failed += c.verdict == core::Verdict::fail ? 1 : 0;
+                }
+            }
+            std::sort(values.begin(), values.end());
+            auto range = [](std::vector<double> v) -> std::string {
+                if (v.empty()) {
+                    return "-";
+                }
+                auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+                return *lo == *hi ? fmt(*lo) : fmt(*lo) + "-" + fmt(*hi);
+            };
+            out += "| " + markdown_escape(name) + " | " + std::to_string(values.size()) + " | " +
+                   (values.empty() ? "-" : fmt(values.front())) + " | " + range(medians) + " | " +
+                   (values.empty() ? "-" : fmt(values.back())) + " | " + range(thresholds) + " | " +
+                   std::to_string(failed) + " |\n";
+        }
+        out += "\nbusBW in GB/s (nccl-tests definition).\n\n";
+    }
+    std::vector<const NodeReport*> bad;
+    for (const auto& n : r.nodes) {
+        if (n.verdict != core::Verdict::pass) {
+            bad.push_back(&n);
+        }
+    }
+    std::stable_sort(bad.begin(), bad.end(), [](const NodeReport* a, const NodeReport* b) {
+        return core::severity(a->verdict) > core::severity(b->verdict);
+    });
+    if (bad.empty()) {
+        out += "All nodes passed.\n\n";
+    } else {
+        out += "| node | verdict | reasons |\n|---|---|---|\n";
+        for (std::size_t i = 0; i < bad.size() && i < k_markdown_max_rows; ++i) {
+            std::string reasons;
+            for (const auto& reason : bad[i]->reasons) {
+                reasons += (reasons.empty() ? "" : "<br>") + markdown_escape(reason);
+            }
+            out += "| " + markdown_escape(bad[i]->name) + " | **" +
+                   std::string(core::to_string(bad[i]->verdict)) + "** | " + reasons + " |\n";
+        }
+        if (bad.size() > k_markdown_max_rows) {
+            out += "\n" + std::to_string(bad.size() - k_markdown_max_rows) +
+                   " more non-pass nodes in report.json.\n";
+        }
+        out += "\n";
+    }
+    if (r.breaker.tripped) {
+        out += "**Circuit breaker tripped**: " + markdown_escape(r.breaker.message) + "\n\n";
+    }
+    if (!r.actions.empty()) {
+        out += std::string("Actions (") + (r.apply ? "applied with --apply" : "planned, dry run") +
+               "):\n\n";
+        std::size_t shown = 0;
+        for (const auto& a : r.actions) {
+            if (++shown > k_markdown_max_rows) {
+                out += "- " + std::to_string(r.actions.size() - k_markdown_max_rows) +
+                       " more in report.json\n";
+                break;
+            }
+            out += "- " + markdown_escape(a.node) + ": " + markdown_escape(a.kind) + " via " +
+                   markdown_escape(a.sink) + " - " +
+                   (a.applied         ? std::string("applied")
+                    : a.error.empty() ? std::string("planned")
+                                      : "not applied: " + markdown_escape(a.error)) +
+                   "\n";
+        }
+        out += "\n";
+    }
+    if (auto job = job_profile_from_config(r.config)) {
+        out += "### Job impact\n\n";
+        if (auto impact = estimate_fleet(*job, r)) {
+            out += "```\n" + render_fleet_impact(*job, *impact) + "```\n\n";
+        } else {
+            out += "Not estimated: " + markdown_escape(impact.error().message) + "\n\n";
+        }
+    }
+    return out;
+}
+
+}  // namespace preflight::outcome
