@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/atomic_file.hpp"
+#include "core/judge.hpp"
 #include "core/process.hpp"
 #include "outcome/actions.hpp"
 #include "outcome/report/terminal.hpp"
@@ -128,26 +129,30 @@ void judge_standalone(StandaloneOutcome& outcome, const core::EvaluationConfig& 
                     outcome.reasons.push_back(fmt::format("{}: no {} measured", r.check, metric));
                     continue;
                 }
-                if (m->second < floor) {
-                    r.verdict = core::Verdict::fail;
-                    outcome.reasons.push_back(fmt::format("{} {} {} < floor {}", r.check, metric,
-                                                          outcome::format_significant(m->second),
-                                                          outcome::format_significant(floor)));
+                std::optional<double> baseline;
+                if (auto b = baseline_metrics.find(r.check); b != baseline_metrics.end()) {
+                    if (auto bm = b->second.find(metric); bm != b->second.end()) {
+                        baseline = bm->second;
+                    }
+                }
+                core::JudgePolicy policy;
+                policy.threshold_fraction = eval.threshold_fraction;
+                policy.floor = floor;
+                auto j = core::judge_against_baseline(metric, m->second, baseline, policy);
+                if (j.verdict != core::Verdict::fail) {
                     continue;
                 }
-                auto b = baseline_metrics.find(r.check);
-                if (b == baseline_metrics.end()) {
-                    continue;
-                }
-                auto bm = b->second.find(metric);
-                if (bm != b->second.end() && bm->second > 0.0 &&
-                    m->second < eval.threshold_fraction * bm->second) {
-                    r.verdict = core::Verdict::fail;
+                r.verdict = core::Verdict::fail;
+                if (j.reference.basis == "baseline") {
                     outcome.reasons.push_back(
                         fmt::format("{} {} {} < {}% of baseline {} (run {})", r.check, metric,
                                     outcome::format_significant(m->second),
                                     outcome::format_significant(eval.threshold_fraction * 100.0),
-                                    outcome::format_significant(bm->second), baseline_run));
+                                    outcome::format_significant(*baseline), baseline_run));
+                } else {
+                    outcome.reasons.push_back(fmt::format("{} {} {} < floor {}", r.check, metric,
+                                                          outcome::format_significant(m->second),
+                                                          outcome::format_significant(floor)));
                 }
             }
         }

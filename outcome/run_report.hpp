@@ -26,6 +26,12 @@ struct NodeCheck {
     std::optional<double> fraction_of_median;  // value / median
     std::optional<double> threshold;           // value under which the node fails
     std::optional<double> floor;               // absolute floor applied, if any
+    // The judge's reference (core/judge.hpp), set on every result judged against a cohort:
+    // "cohort median", "floor" or "none" (too few measured nodes), and the cohort it used.
+    std::string reference_basis;
+    std::string judged_metric;
+    std::string cohort;
+    std::optional<int> cohort_size;
 };
 
 struct NodeReport {

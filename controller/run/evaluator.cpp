@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "core/stats.hpp"
+#include "core/judge.hpp"
 
 namespace preflight::controller {
 namespace {
@@ -13,10 +13,6 @@ namespace {
 std::string cohort_key(const core::Node& node, const std::string& label) {
     auto it = node.labels.find(label);
     return it == node.labels.end() ? std::string() : it->second;
-}
-
-std::string cohort_name(const std::string& key, const std::string& label) {
-    return key.empty() ? "(no " + label + " label)" : label + "=" + key;
 }
 
 // Root-cause hints: a collective tells us a node is slow but not why; the node's own link checks
@@ -42,6 +38,43 @@ void add_link_hints(outcome::NodeReport& report) {
         if (judged_metric(nc.check) && nc.verdict == core::Verdict::fail) {
             nc.detail += "; likely cause: " + joined;
         }
+    }
+}
+
+core::JudgePolicy judge_policy(const core::EvaluationConfig& config, const std::string& check,
+                               const std::string& metric) {
+    core::JudgePolicy policy;
+    policy.threshold_fraction = config.threshold_fraction;
+    policy.min_cohort = config.min_cohort;
+    if (auto f = config.floors.find(check); f != config.floors.end()) {
+        if (auto m = f->second.find(metric); m != f->second.end()) {
+            policy.floor = m->second;
+        }
+    }
+    return policy;
+}
+
+void apply_judgement(outcome::NodeCheck& nc, const core::Judgement& j) {
+    const auto& ref = j.reference;
+    nc.reference_basis = ref.basis;
+    nc.judged_metric = ref.metric;
+    nc.cohort = ref.cohort;
+    nc.cohort_size = ref.cohort_size;
+    nc.floor = ref.floor;
+    nc.median = ref.median;
+    nc.mad = ref.mad;
+    nc.threshold = ref.threshold;
+    nc.fraction_of_median = j.fraction_of_median;
+    // The judge decides pass and warn results; an error (an unconfirmed suspect) stays an error:
+    // its figure only took part in the reference.
+    if (nc.verdict == core::Verdict::pass || nc.verdict == core::Verdict::warn) {
+        if (j.verdict != core::Verdict::pass) {
+            nc.verdict = j.verdict;
+            nc.detail = j.detail;
+        }
+    }
+    if (!j.note.empty()) {
+        nc.detail += "; " + j.note;
     }
 }
 
@@ -87,77 +120,30 @@ std::vector<outcome::NodeReport> evaluate(const std::vector<NodeInput>& inputs,
         if (!metric) {
             continue;
         }
-        std::optional<double> floor;
-        if (auto f = config.floors.find(check); f != config.floors.end()) {
-            if (auto m = f->second.find(*metric); m != f->second.end()) {
-                floor = m->second;
-            }
-        }
-        // Cohorts of nodes that produced the metric.
-        std::map<std::string, std::vector<std::size_t>> cohorts;
+        // Every node with the figure is in its cohort's reference, whatever the verdict: an
+        // unconfirmed suspect from the group rounds (error, with its figure) counts exactly as it
+        // did when the rounds judged, so both see the same median.
+        std::vector<core::Sample> samples;
+        std::vector<std::size_t> owner;
         for (std::size_t i = 0; i < inputs.size(); ++i) {
             auto& nc = reports[i].checks.back();
-            bool measured =
-                (nc.verdict == core::Verdict::pass || nc.verdict == core::Verdict::warn) &&
-                nc.metrics.count(*metric) != 0;
-            if (measured) {
-                cohorts[cohort_key(inputs[i].node, config.cohort_label)].push_back(i);
+            const bool has = nc.metrics.count(*metric) != 0;
+            if (has && (nc.verdict == core::Verdict::pass || nc.verdict == core::Verdict::warn ||
+                        nc.verdict == core::Verdict::error)) {
+                samples.push_back({inputs[i].node.name,
+                                   cohort_key(inputs[i].node, config.cohort_label),
+                                   nc.metrics.at(*metric)});
+                owner.push_back(i);
             } else if (nc.verdict == core::Verdict::pass) {
                 // A collective that "passed" without its figure is missing data: never a pass.
                 nc.verdict = core::Verdict::error;
                 nc.detail = "result has no " + *metric;
             }
         }
-        for (const auto& [key, members] : cohorts) {
-            std::vector<double> values;
-            for (auto i : members) {
-                values.push_back(reports[i].checks.back().metrics.at(*metric));
-            }
-            bool enough = static_cast<int>(values.size()) >= config.min_cohort;
-            double med = core::median(values);
-            double dev = core::mad(values);
-            // Most of the cohort slow: the median moved under the floor, so it is no reference;
-            // judge against the floor only and say so.
-            const bool median_under_floor = enough && floor && med < *floor;
-            for (auto i : members) {
-                auto& nc = reports[i].checks.back();
-                double value = nc.metrics.at(*metric);
-                // Keep what the check said (for collectives: the groups and partners behind the
-                // figure) after a verdict of ours, so the operator sees the evidence.
-                std::string evidence = nc.detail.empty() ? "" : " [" + nc.detail + "]";
-                nc.floor = floor;
-                if (enough) {
-                    nc.median = med;
-                    nc.mad = dev;
-                    nc.threshold = config.threshold_fraction * med;
-                    nc.fraction_of_median = med > 0 ? value / med : 0.0;
-                }
-                if (floor && value < *floor) {
-                    nc.verdict = core::Verdict::fail;
-                    nc.detail =
-                        fmt::format("{} {:.4g} is under the floor {:.4g}", *metric, value, *floor);
-                } else if (enough && !median_under_floor && value < *nc.threshold) {
-                    nc.verdict = core::Verdict::fail;
-                    nc.detail = fmt::format(
-                        "{} {:.4g} is {:.0f}% of the {} median {:.4g} (threshold {:.0f}%)", *metric,
-                        value, 100.0 * *nc.fraction_of_median,
-                        cohort_name(key, config.cohort_label), med,
-                        100.0 * config.threshold_fraction);
-                } else if (!enough && !floor) {
-                    nc.verdict = core::Verdict::warn;
-                    nc.detail = fmt::format(
-                        "not judged: {} has {} measured node(s), fewer than min_cohort {}, and no "
-                        "floor is configured",
-                        cohort_name(key, config.cohort_label), values.size(), config.min_cohort);
-                }
-                if (median_under_floor) {
-                    nc.threshold = floor;
-                    nc.detail += fmt::format(
-                        "; the {} median {:.4g} is under the floor {:.4g} (most of the cohort is "
-                        "slow): judged against the floor only",
-                        cohort_name(key, config.cohort_label), med, *floor);
-                }
-            }
+        auto judged = core::judge_cohorts(*metric, samples, judge_policy(config, check, *metric),
+                                          config.cohort_label);
+        for (std::size_t k = 0; k < owner.size(); ++k) {
+            apply_judgement(reports[owner[k]].checks.back(), judged.nodes[k]);
         }
     }
 

@@ -7,7 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/run/planner.hpp"
-#include "core/stats.hpp"
+#include "core/judge.hpp"
 
 namespace preflight::controller {
 namespace {
@@ -121,72 +121,75 @@ class Rounds {
         return indices;
     }
 
-    // Marks slow groups against the per-cohort reference; returns the slow indices.
-    std::vector<std::size_t> mark_slow(const std::vector<std::size_t>& indices) {
-        std::vector<std::optional<double>> values;
-        std::vector<double> reference;
-        for (auto idx : indices) {
-            values.push_back(m_outcome.groups[idx].busbw_gbps);
-            reference.push_back(reference_for(m_outcome.groups[idx].members.front()));
-        }
-        std::vector<std::size_t> slow;
-        for (auto i : slow_groups(values, reference, m_plan.threshold_fraction)) {
-            m_outcome.groups[indices[i]].slow = true;
-            slow.push_back(indices[i]);
-        }
-        return slow;
-    }
-
-    // Reference per cohort: the median of round-1 group figures of that cohort (all groups when
-    // the cohort has none).
-    void set_reference(const std::vector<std::size_t>& indices) {
-        std::map<std::string, std::vector<double>> by_cohort;
-        std::vector<double> all;
-        for (auto idx : indices) {
-            const auto& g = m_outcome.groups[idx];
-            if (g.busbw_gbps) {
-                by_cohort[m_cohort_of(g.members.front())].push_back(*g.busbw_gbps);
-                all.push_back(*g.busbw_gbps);
+    // Each node's figure so far: the best group it was in (a group is only as fast as its
+    // slowest member). Nodes whose own check reported a failure are not measured.
+    std::map<std::string, double> figures() const {
+        std::map<std::string, double> out;
+        for (const auto& [node, history] : m_history) {
+            if (m_failed_data.count(node) != 0) {
+                continue;
+            }
+            for (auto idx : history.groups) {
+                if (const auto& v = m_outcome.groups[idx].busbw_gbps) {
+                    out[node] = out.count(node) ? std::max(out[node], *v) : *v;
+                }
             }
         }
-        for (const auto& [cohort, values] : by_cohort) {
-            m_reference[cohort] = checked_reference(cohort, values, true);
-        }
-        m_global_reference = all.empty() ? 0.0 : checked_reference("", all, false);
+        return out;
     }
 
-    // The median of a cohort's round-1 groups, unless the median itself has moved because most of
-    // the cohort is slow: under the floor it is replaced by the floor (slow = under the floor);
-    // without a floor, an upper mode well above the median is reported, since then it is the
-    // median that may be slow.
-    double checked_reference(const std::string& cohort, const std::vector<double>& values,
-                             bool say_so) {
-        double med = core::median(values);
-        std::string name = cohort.empty() ? std::string("all nodes") : "cohort '" + cohort + "'";
-        if (m_plan.floor && med < *m_plan.floor) {
-            if (say_so) {
+    // The judge over the figures so far: the same rule and reference as the evaluation.
+    core::CohortJudgement judge_now() const {
+        std::vector<core::Sample> samples;
+        for (const auto& [node, value] : figures()) {
+            samples.push_back({node, m_cohort_of(node), value});
+        }
+        return core::judge_cohorts(m_plan.metric, samples, m_plan.policy(), m_plan.cohort_label);
+    }
+
+    static std::set<std::string> failing(const core::CohortJudgement& judged) {
+        std::set<std::string> out;
+        for (const auto& j : judged.nodes) {
+            if (j.verdict == core::Verdict::fail) {
+                out.insert(j.node);
+            }
+        }
+        return out;
+    }
+
+    // A group is slow when its figure is under the threshold of its first member's cohort.
+    void mark_groups(const std::vector<std::size_t>& indices, const core::CohortJudgement& judged) {
+        for (auto idx : indices) {
+            auto& g = m_outcome.groups[idx];
+            const auto* ref = judged.cohort_of(m_cohort_of(g.members.front()));
+            g.slow = g.busbw_gbps && ref != nullptr && ref->basis != "none" && ref->threshold &&
+                     *g.busbw_gbps < *ref->threshold;
+        }
+    }
+
+    // Says when the round-1 median is no good reference: under the floor (judged against the
+    // floor instead), or many nodes well above it (the median itself may be slow).
+    void note_reference(const core::CohortJudgement& judged) {
+        for (const auto& [cohort, ref] : judged.cohorts) {
+            if (!ref.median) {
+                continue;
+            }
+            if (ref.basis == "floor") {
+                add_note(cohort, fmt::format("{}: the median of round-1 figures ({:.4g}) is under "
+                                             "the floor {:.4g}: most of the cohort is slow, so "
+                                             "nodes were judged against the floor instead",
+                                             ref.cohort, *ref.median, *ref.floor));
+            } else if (ref.cohort_size >= 16 && ref.above_median_band >= 0.05 * ref.cohort_size) {
+                // 5 %: with 75 % of nodes slow only 1 pair in 16 has two healthy members.
                 add_note(cohort,
-                         fmt::format("{}: the median of round-1 groups ({:.4g}) is under the floor "
-                                     "{:.4g}: most of the cohort is slow, so groups were judged "
-                                     "against the floor instead of the median",
-                                     name, med, *m_plan.floor));
+                         fmt::format("{}: {} of {} nodes are faster than the median ({:.4g}) / "
+                                     "{:.2f}: the median itself may be slow (most of the cohort "
+                                     "slow?); configure evaluation.floors for {} to judge "
+                                     "against an absolute figure",
+                                     ref.cohort, ref.above_median_band, ref.cohort_size,
+                                     *ref.median, m_plan.threshold_fraction, m_plan.check));
             }
-            return *m_plan.floor / m_plan.threshold_fraction;
         }
-        auto fast = std::count_if(values.begin(), values.end(),
-                                  [&](double v) { return v * m_plan.threshold_fraction > med; });
-        // 5 %: with 75 % of nodes slow only 1 pair in 16 has two healthy members.
-        if (say_so && values.size() >= 8 &&
-            static_cast<double>(fast) >= 0.05 * static_cast<double>(values.size())) {
-            add_note(cohort,
-                     fmt::format("{}: {} of {} round-1 groups are faster than the median "
-                                 "({:.4g}) / {:.2f}: the median itself may be slow (most of the "
-                                 "cohort slow?); configure evaluation.floors for {} to judge "
-                                 "against an absolute figure",
-                                 name, fast, values.size(), med, m_plan.threshold_fraction,
-                                 m_plan.check));
-        }
-        return med;
     }
 
     void add_note(const std::string& cohort, std::string note) {
@@ -195,10 +198,45 @@ class Rounds {
         m_outcome.notes.push_back(std::move(note));
     }
 
-    double reference_for(const std::string& node) const {
-        auto it = m_reference.find(m_cohort_of(node));
-        return it != m_reference.end() ? it->second : m_global_reference;
+    struct Split {
+        std::vector<std::string> candidates;  // need a good partner: failing or unmeasured
+        std::vector<std::string> good;        // measured and not failing: partners
+    };
+
+    // Sorts the connected nodes for the next re-pairing; nodes already re-paired once are
+    // neither candidates nor partners until they pass again.
+    Split split(const std::vector<std::string>& nodes, const core::CohortJudgement& judged,
+                const std::set<std::string>& tried) const {
+        Split out;
+        const auto fails = failing(judged);
+        const auto measured = figures();
+        for (const auto& node : nodes) {
+            const auto* h = history(node);
+            if (h != nullptr && h->lost) {
+                continue;
+            }
+            const bool has_figure = measured.count(node) != 0;
+            if (has_figure && fails.count(node) == 0) {
+                out.good.push_back(node);
+            } else if (tried.count(node) == 0 && m_failed_data.count(node) == 0) {
+                out.candidates.push_back(node);
+            }
+        }
+        return out;
     }
+
+    std::map<std::string, std::set<std::string>> avoid(
+        const std::vector<std::string>& nodes) const {
+        std::map<std::string, std::set<std::string>> out;
+        for (const auto& n : nodes) {
+            if (const auto* h = history(n)) {
+                out[n] = h->partners;
+            }
+        }
+        return out;
+    }
+
+    bool group_slow(std::size_t idx) const { return m_outcome.groups[idx].slow; }
 
     bool group_ok(std::size_t idx) const {
         return m_outcome.groups[idx].busbw_gbps.has_value() && !m_outcome.groups[idx].slow;
@@ -206,7 +244,8 @@ class Rounds {
 
     GroupCheckOutcome finish(const std::vector<std::string>& nodes,
                              const std::set<std::string>& inconsistent,
-                             const std::set<std::string>& confirmed) {
+                             const std::set<std::string>& confirmed,
+                             const std::set<std::string>& failing) {
         for (const auto& node : nodes) {
             core::CheckResult r;
             r.check = m_plan.check;
@@ -238,14 +277,10 @@ class Rounds {
                         fmt::format("{} with {}: no value", g.id, fmt::join(others, "+")));
                 }
             }
-            bool cleared = false;
-            for (auto idx : history.groups) {
-                cleared = cleared || group_ok(idx);
-            }
             if (auto f = m_failed_data.find(node); f != m_failed_data.end()) {
                 r.verdict = core::Verdict::fail;
                 r.detail = f->second;
-            } else if (best && !cleared && confirmed.count(node) == 0) {
+            } else if (best && failing.count(node) != 0 && confirmed.count(node) == 0) {
                 // Slow so far, but never measured against enough good partners to tell whether
                 // it or its partner is slow: no verdict, and so no action, on that evidence.
                 r.verdict = core::Verdict::error;
@@ -302,8 +337,6 @@ class Rounds {
     GroupCheckOutcome m_outcome;
     std::map<std::string, NodeHistory> m_history;
     std::map<std::string, std::string> m_failed_data;
-    std::map<std::string, double> m_reference;
-    double m_global_reference = 0.0;
     std::map<std::string, std::vector<std::string>> m_notes_by_cohort;
 };
 
@@ -315,85 +348,69 @@ GroupCheckOutcome run_group_check(const StepRunner& run_steps, const GroupCheckP
     Rounds rounds(run_steps, plan, cohort_of, progress);
 
     // Round 1: every node in a disjoint pair, all at once.
-    auto r1 = rounds.run(1, "disjoint pairs", plan_pairs(nodes, cohort_of, plan.topology_of));
-    rounds.set_reference(r1);
-    auto slow1 = rounds.mark_slow(r1);
+    std::vector<std::string> deferred;
+    auto r1 =
+        rounds.run(1, "disjoint pairs", plan_pairs(nodes, cohort_of, plan.topology_of, &deferred));
+    auto judged = rounds.judge_now();
+    rounds.mark_groups(r1, judged);
+    rounds.note_reference(judged);
 
-    std::vector<std::string> good;
-    std::vector<std::string> suspects;    // members of slow groups
-    std::vector<std::string> unmeasured;  // partners of a lost agent: need another partner
-    std::set<std::size_t> slow_set(slow1.begin(), slow1.end());
-    // Classify nodes from their round-1 history.
-    for (const auto& node : nodes) {
-        const auto* h = rounds.history(node);
-        if (h == nullptr || h->groups.empty() || h->lost) {
-            continue;
+    // Round 2: each node the judge fails (and each node left without a figure by a lost partner)
+    // with a distinct good node, which tells which end is slow. The judge runs again after each
+    // wave on the figures so far: a suspect cleared by its re-pairing raises the median, and a
+    // node that now falls under it is re-paired in the next wave, so that no node reaches the
+    // evaluation under the threshold without having been re-paired.
+    std::set<std::string> tried;
+    std::set<std::string> still_slow;
+    for (int wave = 0; wave < 3; ++wave) {
+        auto split = rounds.split(nodes, judged, tried);
+        if (split.candidates.empty() || split.good.empty()) {
+            break;
         }
-        auto idx = h->groups.front();
-        if (rounds.group_ok(idx)) {
-            good.push_back(node);
-        } else if (slow_set.count(idx) != 0) {
-            suspects.push_back(node);
-        } else {
-            unmeasured.push_back(node);
-        }
-    }
-
-    // Round 2: each node of a slow pair (and each partner of a lost agent) with a distinct good
-    // node, which tells which end is slow. Waves only when suspects outnumber good partners.
-    std::vector<std::string> candidates = suspects;
-    candidates.insert(candidates.end(), unmeasured.begin(), unmeasured.end());
-    std::vector<std::string> still_slow;
-    std::set<std::string> inconsistent;
-    std::set<std::string> confirmed;
-    int wave = 0;
-    while (!candidates.empty() && !good.empty() && wave < 3) {
-        std::map<std::string, std::set<std::string>> avoid;
-        for (const auto& c : candidates) {
-            avoid[c] = rounds.history(c)->partners;
-        }
-        // A partner that lost its agent in an earlier wave is no partner.
-        std::erase_if(good, [&](const std::string& n) { return rounds.history(n)->lost; });
-        auto plan2 = plan_repairs(candidates, good, avoid, cohort_of);
+        auto plan2 =
+            plan_repairs(split.candidates, split.good, rounds.avoid(split.candidates), cohort_of);
         auto r2 =
             rounds.run(2, wave == 0 ? "re-pair suspects" : "re-pair suspects (more)", plan2.groups);
-        auto slow2 = rounds.mark_slow(r2);
-        std::set<std::size_t> slow2_set(slow2.begin(), slow2.end());
+        judged = rounds.judge_now();
+        rounds.mark_groups(r2, judged);
         for (std::size_t i = 0; i < r2.size(); ++i) {
-            const auto& suspect = plan2.groups[i].front();
-            if (slow2_set.count(r2[i]) != 0) {
-                still_slow.push_back(suspect);
-            } else if (rounds.group_ok(r2[i])) {
-                good.push_back(suspect);  // cleared: the other end of its first pair was slow
+            tried.insert(plan2.groups[i].front());
+            if (rounds.group_slow(r2[i])) {
+                still_slow.insert(plan2.groups[i].front());
             }
         }
-        candidates = plan2.unpaired;
-        ++wave;
     }
-    for (const auto& c : candidates) {
+    for (const auto& c : rounds.split(nodes, judged, tried).candidates) {
         spdlog::warn("{}: no good partner was free to re-pair it with", c);
     }
 
-    // Round 3: confirm each remaining suspect with another good partner before any action.
-    if (!still_slow.empty()) {
-        std::map<std::string, std::set<std::string>> avoid;
-        for (const auto& s : still_slow) {
-            avoid[s] = rounds.history(s)->partners;
+    // Round 3: confirm each suspect still failing with another good partner before any action.
+    std::set<std::string> inconsistent;
+    std::set<std::string> confirmed;
+    auto failing = Rounds::failing(judged);
+    std::vector<std::string> to_confirm;
+    for (const auto& node : nodes) {
+        if (still_slow.count(node) != 0 && failing.count(node) != 0) {
+            to_confirm.push_back(node);
         }
-        std::erase_if(good, [&](const std::string& n) { return rounds.history(n)->lost; });
-        auto plan3 = plan_repairs(still_slow, good, avoid, cohort_of);
+    }
+    if (!to_confirm.empty()) {
+        auto good = rounds.split(nodes, judged, tried).good;
+        auto plan3 = plan_repairs(to_confirm, good, rounds.avoid(to_confirm), cohort_of);
         auto r3 = rounds.run(3, "confirm suspects", plan3.groups);
-        auto slow3 = rounds.mark_slow(r3);
-        std::set<std::size_t> slow3_set(slow3.begin(), slow3.end());
+        judged = rounds.judge_now();
+        rounds.mark_groups(r3, judged);
+        failing = Rounds::failing(judged);
         for (std::size_t i = 0; i < r3.size(); ++i) {
+            const auto& suspect = plan3.groups[i].front();
             if (rounds.group_ok(r3[i])) {
-                inconsistent.insert(plan3.groups[i].front());
-            } else if (slow3_set.count(r3[i]) != 0) {
-                confirmed.insert(plan3.groups[i].front());  // slow with two good partners
+                inconsistent.insert(suspect);
+            } else if (rounds.group_slow(r3[i]) && failing.count(suspect) != 0) {
+                confirmed.insert(suspect);  // slow with two good partners
             }
         }
     }
-    return rounds.finish(nodes, inconsistent, confirmed);
+    return rounds.finish(nodes, inconsistent, confirmed, failing);
 }
 
 }  // namespace preflight::controller

@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/net/agent_hub.hpp"
+#include "core/check_spec.hpp"
+#include "core/judge.hpp"
 #include "core/model.hpp"
 #include "outcome/run_report.hpp"
 
@@ -24,14 +26,18 @@ struct GroupCheckPlan {
     nlohmann::json params;      // as configured (the agent fills defaults)
     double step_deadline_s;     // what the agent gets
     double controller_slack_s;  // extra the controller waits before calling a step lost
-    double threshold_fraction;
-    std::string metric = "busbw_gbps";
+    double threshold_fraction = 0.90;
+    int min_cohort = 3;                // as evaluation.min_cohort: the judge's policy
+    std::string cohort_label = "sku";  // named in the judge's details
+    std::string metric = std::string(core::k_busbw_metric);
     // Absolute floor for the metric (evaluation.floors). When a cohort's median is under it, most
-    // of the cohort is slow and the median cannot be the reference: groups are judged against the
+    // of the cohort is slow and the median cannot be the reference: nodes are judged against the
     // floor instead, and the outcome says so.
     std::optional<double> floor;
     // Optional: a node's leaf switch or rack; round 1 pairs nodes under the same one first.
     std::function<std::string(const std::string&)> topology_of;
+
+    core::JudgePolicy policy() const { return {threshold_fraction, min_cohort, floor}; }
 };
 
 struct GroupCheckOutcome {

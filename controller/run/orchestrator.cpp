@@ -406,6 +406,8 @@ outcome::RunReport run_preflight(const RunOptions& options) {
         plan.step_deadline_s = param_number(resolved ? resolved.value() : given, "timeout_s", 60.0);
         plan.controller_slack_s = cfg.deadlines.step_slack_s;
         plan.threshold_fraction = cfg.evaluation.threshold_fraction;
+        plan.min_cohort = cfg.evaluation.min_cohort;
+        plan.cohort_label = cfg.evaluation.cohort_label;
         plan.topology_of = topology_of;
         if (auto f = cfg.evaluation.floors.find(check); f != cfg.evaluation.floors.end()) {
             if (auto m = f->second.find(plan.metric); m != f->second.end()) {

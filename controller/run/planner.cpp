@@ -32,7 +32,8 @@ std::vector<std::string> gather_by_switch(
 
 std::vector<Members> plan_pairs(const std::vector<std::string>& nodes,
                                 const std::function<std::string(const std::string&)>& cohort_of,
-                                const std::function<std::string(const std::string&)>& topology_of) {
+                                const std::function<std::string(const std::string&)>& topology_of,
+                                std::vector<std::string>* deferred) {
     // Cohorts in order of first appearance, so the plan follows the inventory order.
     std::vector<std::string> order;
     std::map<std::string, std::vector<std::string>> cohorts;
@@ -45,13 +46,20 @@ std::vector<Members> plan_pairs(const std::vector<std::string>& nodes,
     }
     std::vector<Members> groups;
     std::vector<std::string> singletons;
-    auto pair_up = [&groups](const std::vector<std::string>& members) {
+    auto pair_up = [&groups, deferred](const std::vector<std::string>& members, bool cohort_sized) {
         std::size_t first = groups.size();
         for (std::size_t i = 0; i + 1 < members.size(); i += 2) {
             groups.push_back({members[i], members[i + 1]});
         }
         if (members.size() % 2 == 1 && groups.size() > first) {
-            groups.back().push_back(members.back());
+            // In a cohort of five a slow group of three would hold three of the five node
+            // figures, and the cohort median would be the slow figure: the odd node waits for
+            // round 2 instead, where it is paired with a node that passed.
+            if (deferred != nullptr && members.size() == 5 && cohort_sized) {
+                deferred->push_back(members.back());
+            } else {
+                groups.back().push_back(members.back());
+            }
         }
     };
     if (topology_of) {
@@ -64,11 +72,11 @@ std::vector<Members> plan_pairs(const std::vector<std::string>& nodes,
         if (members.size() == 1) {
             singletons.push_back(members.front());
         } else {
-            pair_up(members);
+            pair_up(members, true);
         }
     }
     if (singletons.size() >= 2) {
-        pair_up(singletons);
+        pair_up(singletons, false);
     } else if (singletons.size() == 1 && !groups.empty()) {
         // Prefer a pair, so no group grows beyond three.
         auto pair = std::find_if(groups.rbegin(), groups.rend(),
@@ -116,18 +124,6 @@ Repairing plan_repairs(const std::vector<std::string>& suspects,
         out.groups.push_back({suspect, *choice});
     }
     return out;
-}
-
-std::vector<std::size_t> slow_groups(const std::vector<std::optional<double>>& values,
-                                     const std::vector<double>& reference,
-                                     double threshold_fraction) {
-    std::vector<std::size_t> slow;
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        if (values[i] && *values[i] < threshold_fraction * reference[i]) {
-            slow.push_back(i);
-        }
-    }
-    return slow;
 }
 
 }  // namespace preflight::controller

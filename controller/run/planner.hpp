@@ -17,14 +17,17 @@ namespace preflight::controller {
 using Members = std::vector<std::string>;
 
 // Disjoint pairs in the given order within each cohort (cohort_of(node)); an odd node out joins its
-// cohort's last pair as a group of three. Nodes alone in their cohort are pooled and paired
-// together. Fewer than two nodes in total: no groups. With topology_of (a node's leaf switch or
-// rack), each cohort's nodes are first gathered by switch (in order of first appearance), so pairs
-// stay under one switch wherever the switch has a partner left.
+// cohort's last pair as a group of three. With `deferred`, a cohort of five leaves its odd node
+// out of round 1 instead (a slow group of three would be most of the cohort's figures): it is
+// appended to *deferred, to be paired with a node that passed in round 2. Nodes alone in their
+// cohort are pooled and paired together. Fewer than two nodes in total: no groups. With topology_of
+// (a node's leaf switch or rack), each cohort's nodes are first gathered by switch (in order of
+// first appearance), so pairs stay under one switch wherever the switch has a partner left.
 std::vector<Members> plan_pairs(
     const std::vector<std::string>& nodes,
     const std::function<std::string(const std::string&)>& cohort_of,
-    const std::function<std::string(const std::string&)>& topology_of = {});
+    const std::function<std::string(const std::string&)>& topology_of = {},
+    std::vector<std::string>* deferred = nullptr);
 
 struct Repairing {
     std::vector<Members> groups;        // {suspect, partner}
@@ -37,11 +40,5 @@ Repairing plan_repairs(const std::vector<std::string>& suspects,
                        const std::vector<std::string>& good,
                        const std::map<std::string, std::set<std::string>>& avoid,
                        const std::function<std::string(const std::string&)>& cohort_of);
-
-// Indices of groups whose value is under threshold_fraction x reference of their cohort.
-// Groups without a value (errors) are never slow.
-std::vector<std::size_t> slow_groups(const std::vector<std::optional<double>>& values,
-                                     const std::vector<double>& reference,
-                                     double threshold_fraction);
 
 }  // namespace preflight::controller

@@ -38,6 +38,19 @@ J check_json(const NodeCheck& c) {
     put_optional(j, "fraction_of_median", c.fraction_of_median);
     put_optional(j, "threshold", c.threshold);
     put_optional(j, "floor", c.floor);
+    if (!c.reference_basis.empty()) {
+        // What the judge compared this figure with (core/judge.hpp), in one object.
+        J ref = J::object();
+        ref["basis"] = c.reference_basis;
+        ref["metric"] = c.judged_metric;
+        ref["cohort"] = c.cohort;
+        ref["cohort_size"] = c.cohort_size.value_or(0);
+        put_optional(ref, "median", c.median);
+        put_optional(ref, "mad", c.mad);
+        put_optional(ref, "threshold", c.threshold);
+        put_optional(ref, "floor", c.floor);
+        j["reference"] = std::move(ref);
+    }
     return j;
 }
 
@@ -250,6 +263,12 @@ RunReport report_from(const J& j) {
                 c.fraction_of_median = optional_at(jc, "fraction_of_median");
                 c.threshold = optional_at(jc, "threshold");
                 c.floor = optional_at(jc, "floor");
+                if (auto ref = jc.find("reference"); ref != jc.end() && ref->is_object()) {
+                    c.reference_basis = value_at<std::string>(*ref, "basis", "");
+                    c.judged_metric = value_at<std::string>(*ref, "metric", "");
+                    c.cohort = value_at<std::string>(*ref, "cohort", "");
+                    c.cohort_size = value_at(*ref, "cohort_size", 0);
+                }
                 n.checks.push_back(std::move(c));
             }
         }

@@ -110,13 +110,14 @@ void expect_structure(const Fabric& f, const GroupCheckOutcome& o, const Case& c
             }
         }
     }
-    // Round 1 covers every node once.
+    // Round 1 covers every node once, except the odd node of a cohort of five, which waits for
+    // a partner that passed (round 2).
     ASSERT_FALSE(f.batches.empty());
     std::size_t covered = 0;
     for (const auto& g : f.batches.front()) {
         covered += g.size();
     }
-    EXPECT_EQ(covered, c.nodes.size());
+    EXPECT_EQ(covered, c.nodes.size() == 5 ? 4u : c.nodes.size());
     // Re-pairings and confirmations: a suspect and a partner that had passed before, never one it
     // was measured with, so every partner of a suspect is distinct.
     std::set<std::string> known_good;

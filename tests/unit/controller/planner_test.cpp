@@ -190,35 +190,15 @@ TEST(PlanRepairs, NeverPairsASuspectWithItself) {
     EXPECT_THAT(plan.unpaired, ElementsAre("x"));
 }
 
-TEST(SlowGroups, UnderThresholdIsSlow) {
-    std::vector<std::optional<double>> values = {100.0, 80.0, 95.0};
-    std::vector<double> reference = {100.0, 100.0, 100.0};
-    EXPECT_THAT(slow_groups(values, reference, 0.9), ElementsAre(1u));
-}
-
-TEST(SlowGroups, ExactlyAtThresholdIsNotSlow) {
-    // 0.5 x 64 = 32 exactly in binary floating point.
-    std::vector<std::optional<double>> values = {32.0, 31.999, 32.001};
-    std::vector<double> reference = {64.0, 64.0, 64.0};
-    EXPECT_THAT(slow_groups(values, reference, 0.5), ElementsAre(1u));
-    EXPECT_THAT(slow_groups({90.0}, {100.0}, 0.9), IsEmpty());
-}
-
-TEST(SlowGroups, GroupsWithoutValueAreNeverSlow) {
-    std::vector<std::optional<double>> values = {std::nullopt, 10.0, std::nullopt};
-    std::vector<double> reference = {100.0, 100.0, 100.0};
-    EXPECT_THAT(slow_groups(values, reference, 0.9), ElementsAre(1u));
-    EXPECT_THAT(slow_groups({std::nullopt}, {1e9}, 0.9), IsEmpty());
-}
-
-TEST(SlowGroups, PerGroupReference) {
-    std::vector<std::optional<double>> values = {50.0, 50.0};
-    std::vector<double> reference = {50.0, 100.0};
-    EXPECT_THAT(slow_groups(values, reference, 0.9), ElementsAre(1u));
-}
-
-TEST(SlowGroups, Empty) {
-    EXPECT_THAT(slow_groups({}, {}, 0.9), IsEmpty());
+TEST(PlanPairs, ACohortOfFiveDefersItsOddNodeWhenAsked) {
+    std::vector<std::string> deferred;
+    auto groups = plan_pairs(names(5), same_cohort, {}, &deferred);
+    EXPECT_THAT(groups, ElementsAre(ElementsAre("n0", "n1"), ElementsAre("n2", "n3")));
+    EXPECT_THAT(deferred, ElementsAre("n4"));
+    // Seven nodes: a group of three holds under half the figures, so nothing is deferred.
+    deferred.clear();
+    EXPECT_EQ(plan_pairs(names(7), same_cohort, {}, &deferred).size(), 3u);
+    EXPECT_THAT(deferred, IsEmpty());
 }
 
 // Properties over many random inventories and suspect sets.

@@ -1,0 +1,108 @@
+// The judge on hand-computed cohorts: medians, thresholds and floors written out by hand.
+#include "core/judge.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace preflight::core {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<Sample> cohort(const std::vector<double>& values, const std::string& sku = "a100") {
+    std::vector<Sample> out;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        out.push_back({"n" + std::to_string(i), sku, values[i]});
+    }
+    return out;
+}
+
+TEST(Judge, UnderNinetyPercentOfTheNodeMedianFails) {
+    // Median of {100, 100, 95, 80, 100} is 100; threshold 90.
+    auto j = judge_cohorts("busbw_gbps", cohort({100, 100, 95, 80, 100}), {}, "sku");
+    ASSERT_EQ(j.nodes.size(), 5u);
+    EXPECT_EQ(j.nodes[2].verdict, Verdict::pass);
+    EXPECT_EQ(j.nodes[3].verdict, Verdict::fail);
+    EXPECT_THAT(j.nodes[3].detail, HasSubstr("80% of the sku=a100 median 100 (threshold 90%)"));
+    const auto& ref = j.nodes[3].reference;
+    EXPECT_EQ(ref.basis, "cohort median");
+    EXPECT_EQ(ref.metric, "busbw_gbps");
+    EXPECT_EQ(ref.cohort, "sku=a100");
+    EXPECT_EQ(ref.cohort_size, 5);
+    EXPECT_DOUBLE_EQ(*ref.median, 100.0);
+    EXPECT_DOUBLE_EQ(*ref.threshold, 90.0);
+    EXPECT_DOUBLE_EQ(*ref.mad, 0.0);  // deviations {0,0,5,20,0}: median 0
+    EXPECT_DOUBLE_EQ(*j.nodes[3].fraction_of_median, 0.8);
+}
+
+TEST(Judge, ExactlyAtTheThresholdPasses) {
+    // 0.5 x 64 = 32 exactly in binary floating point.
+    JudgePolicy policy{0.5, 3, std::nullopt};
+    auto j = judge_cohorts("m", cohort({64, 64, 64, 32, 31.999}), policy, "sku");
+    EXPECT_EQ(j.nodes[3].verdict, Verdict::pass);
+    EXPECT_EQ(j.nodes[4].verdict, Verdict::fail);
+}
+
+TEST(Judge, EachCohortIsItsOwnReference) {
+    auto samples = cohort({50, 50, 50}, "a");
+    auto b = cohort({100, 100, 50}, "b");
+    samples.insert(samples.end(), b.begin(), b.end());
+    auto j = judge_cohorts("m", samples, {}, "sku");
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(j.nodes[i].verdict, Verdict::pass);
+    }
+    EXPECT_EQ(j.nodes[5].verdict, Verdict::fail);
+    EXPECT_DOUBLE_EQ(*j.cohort_of("a")->median, 50.0);
+    EXPECT_DOUBLE_EQ(*j.cohort_of("b")->median, 100.0);
+}
+
+TEST(Judge, BelowMinCohortOnlyTheFloorApplies) {
+    auto j = judge_cohorts("m", cohort({100, 10}), {}, "sku");
+    EXPECT_EQ(j.nodes[1].verdict, Verdict::warn);
+    EXPECT_THAT(j.nodes[1].detail, HasSubstr("fewer than min_cohort 3"));
+    EXPECT_EQ(j.nodes[1].reference.basis, "none");
+    auto floored = judge_cohorts("m", cohort({100, 10}), {0.9, 3, 50.0}, "sku");
+    EXPECT_EQ(floored.nodes[0].verdict, Verdict::pass);
+    EXPECT_EQ(floored.nodes[1].verdict, Verdict::fail);
+    EXPECT_THAT(floored.nodes[1].detail, HasSubstr("under the floor 50"));
+}
+
+TEST(Judge, AMedianUnderTheFloorIsNoReference) {
+    // Most of the cohort slow: median 40 is under the floor 60, so only the floor judges.
+    auto j = judge_cohorts("m", cohort({40, 40, 40, 100, 100}), {0.9, 3, 60.0}, "sku");
+    EXPECT_EQ(j.nodes[0].verdict, Verdict::fail);
+    EXPECT_EQ(j.nodes[3].verdict, Verdict::pass);
+    EXPECT_EQ(j.nodes[3].reference.basis, "floor");
+    EXPECT_DOUBLE_EQ(*j.nodes[3].reference.threshold, 60.0);
+    EXPECT_THAT(j.nodes[3].note, HasSubstr("judged against the floor only"));
+}
+
+TEST(Judge, ANodeBetweenTheFloorAndTheMedianRuleFailsOnTheFloor) {
+    // Floor 95 above 0.9 x median 100: 93 passes the median rule and fails the floor.
+    auto j = judge_cohorts("m", cohort({100, 100, 100, 93}), {0.9, 3, 95.0}, "sku");
+    EXPECT_EQ(j.nodes[3].verdict, Verdict::fail);
+    EXPECT_THAT(j.nodes[3].detail, HasSubstr("under the floor"));
+}
+
+TEST(Judge, AgainstItsOwnBaseline) {
+    JudgePolicy policy;
+    auto ok = judge_against_baseline("m", 95.0, 100.0, policy);
+    EXPECT_EQ(ok.verdict, Verdict::pass);
+    EXPECT_EQ(ok.reference.basis, "baseline");
+    EXPECT_DOUBLE_EQ(*ok.reference.threshold, 90.0);
+    auto slow = judge_against_baseline("m", 80.0, 100.0, policy);
+    EXPECT_EQ(slow.verdict, Verdict::fail);
+    EXPECT_THAT(slow.detail, HasSubstr("80% of its baseline 100"));
+    EXPECT_EQ(judge_against_baseline("m", 1.0, std::nullopt, policy).verdict, Verdict::pass);
+    policy.floor = 50.0;
+    EXPECT_EQ(judge_against_baseline("m", 40.0, std::nullopt, policy).verdict, Verdict::fail);
+}
+
+TEST(Judge, NoSamplesNoJudgements) {
+    auto j = judge_cohorts("m", {}, {}, "sku");
+    EXPECT_TRUE(j.nodes.empty());
+    EXPECT_TRUE(j.cohorts.empty());
+}
+
+}  // namespace
+}  // namespace preflight::core
