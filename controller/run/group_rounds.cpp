@@ -1,357 +1,28 @@
 #include "controller/run/group_rounds.hpp"
 
-#include <algorithm>
-#include <set>
-
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "controller/run/planner.hpp"
-#include "core/judge.hpp"
+#include "controller/run/rounds_state.hpp"
 
 namespace preflight::controller {
-namespace {
 
-using Clock = std::chrono::steady_clock;
-
-struct NodeHistory {
-    std::vector<std::size_t> groups;  // indices into outcome.groups
-    std::vector<std::string> errors;
-    std::set<std::string> partners;
-    bool lost = false;
-    std::size_t skips = 0;    // results that were `skip` (prerequisite absent, e.g. no GPU)
-    std::string skip_detail;  // the last such result's reason
-};
-
-class Rounds {
-  public:
-    Rounds(const StepRunner& run_steps, const GroupCheckPlan& plan, const CohortOf& cohort_of,
-           const ProgressFn& progress)
-        : m_run_steps(run_steps), m_plan(plan), m_cohort_of(cohort_of), m_progress(progress) {}
-
-    // Runs groups concurrently; returns indices of the new GroupRecords.
-    std::vector<std::size_t> run(int round, const std::string& purpose,
-                                 const std::vector<Members>& groups) {
-        std::vector<std::size_t> indices;
-        if (groups.empty()) {
-            return indices;
-        }
-        auto started = Clock::now();
-        std::vector<StepRequest> requests;
-        std::vector<std::pair<std::size_t, int>> owner;  // request -> (group index, rank)
-        for (std::size_t g = 0; g < groups.size(); ++g) {
-            outcome::GroupRecord record;
-            record.round = round;
-            record.id = fmt::format("r{}.g{}", round, m_outcome.groups.size());
-            record.check = m_plan.check;
-            record.members = groups[g];
-            m_outcome.groups.push_back(record);
-            indices.push_back(m_outcome.groups.size() - 1);
-            for (std::size_t r = 0; r < groups[g].size(); ++r) {
-                StepRequest req;
-                req.node = groups[g][r];
-                req.check = m_plan.check;
-                req.params = m_plan.params;
-                req.deadline_s = m_plan.step_deadline_s;
-                req.group = core::msg::Group{record.id, static_cast<int>(r), groups[g]};
-                requests.push_back(std::move(req));
-                owner.emplace_back(indices.back(), static_cast<int>(r));
-            }
-        }
-        std::string what = fmt::format("round {} ({}): {} groups", round, purpose, groups.size());
-        if (m_progress) {
-            m_progress(what, 0, requests.size());
-        }
-        auto deadline =
-            Clock::now() + std::chrono::milliseconds(static_cast<long>(
-                               (m_plan.step_deadline_s + m_plan.controller_slack_s) * 1000));
-        auto outcomes = m_run_steps(requests, deadline, [&](std::size_t done, std::size_t total) {
-            if (m_progress) {
-                m_progress(what, done, total);
-            }
-        });
-        for (std::size_t i = 0; i < outcomes.size(); ++i) {
-            auto& record = m_outcome.groups[owner[i].first];
-            const auto& node = outcomes[i].node;
-            auto& history = m_history[node];
-            history.groups.push_back(owner[i].first);
-            for (const auto& m : record.members) {
-                if (m != node) {
-                    history.partners.insert(m);
-                }
-            }
-            if (outcomes[i].lost) {
-                history.lost = true;
-            }
-            const auto& result = outcomes[i].result;
-            auto metric = result.metrics.find(m_plan.metric);
-            if (result.verdict == core::Verdict::pass && metric != result.metrics.end()) {
-                record.rank_busbw_gbps[node] = metric->second;
-            } else {
-                std::string err =
-                    fmt::format("{}: {} {}", node, core::to_string(result.verdict), result.detail);
-                record.error = record.error.empty() ? err : record.error + "; " + err;
-                history.errors.push_back(fmt::format(
-                    "{} with {}: {}", record.id, fmt::join(record.members, "+"), result.detail));
-                if (result.verdict == core::Verdict::fail) {
-                    m_failed_data[node] = result.detail;
-                }
-                if (result.verdict == core::Verdict::skip) {
-                    ++history.skips;
-                    history.skip_detail = result.detail;
-                }
-            }
-        }
-        double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-        for (auto idx : indices) {
-            auto& record = m_outcome.groups[idx];
-            record.seconds = seconds;
-            if (record.error.empty() && record.rank_busbw_gbps.size() == record.members.size()) {
-                // The group is as fast as its slowest rank (the check already reports the max
-                // time over ranks, so these agree; min keeps a disagreeing agent honest).
-                double v = record.rank_busbw_gbps.begin()->second;
-                for (const auto& [n, b] : record.rank_busbw_gbps) {
-                    v = std::min(v, b);
-                }
-                record.busbw_gbps = v;
-            }
-        }
-        m_outcome.rounds.push_back(
-            outcome::RoundSummary{round, purpose, static_cast<int>(groups.size()), seconds});
-        return indices;
-    }
-
-    // Each node's figure so far: the best group it was in (a group is only as fast as its
-    // slowest member). Nodes whose own check reported a failure are not measured.
-    std::map<std::string, double> figures() const {
-        std::map<std::string, double> out;
-        for (const auto& [node, history] : m_history) {
-            if (m_failed_data.count(node) != 0) {
-                continue;
-            }
-            for (auto idx : history.groups) {
-                if (const auto& v = m_outcome.groups[idx].busbw_gbps) {
-                    out[node] = out.count(node) ? std::max(out[node], *v) : *v;
-                }
-            }
-        }
-        return out;
-    }
-
-    // The judge over the figures so far: the same rule and reference as the evaluation.
-    core::CohortJudgement judge_now() const {
-        std::vector<core::Sample> samples;
-        for (const auto& [node, value] : figures()) {
-            samples.push_back({node, m_cohort_of(node), value});
-        }
-        return core::judge_cohorts(m_plan.metric, samples, m_plan.policy(), m_plan.cohort_label);
-    }
-
-    static std::set<std::string> failing(const core::CohortJudgement& judged) {
-        std::set<std::string> out;
-        for (const auto& j : judged.nodes) {
-            if (j.verdict == core::Verdict::fail) {
-                out.insert(j.node);
-            }
-        }
-        return out;
-    }
-
-    // A group is slow when its figure is under the threshold of its first member's cohort.
-    void mark_groups(const std::vector<std::size_t>& indices, const core::CohortJudgement& judged) {
-        for (auto idx : indices) {
-            auto& g = m_outcome.groups[idx];
-            const auto* ref = judged.cohort_of(m_cohort_of(g.members.front()));
-            g.slow = g.busbw_gbps && ref != nullptr && ref->basis != "none" && ref->threshold &&
-                     *g.busbw_gbps < *ref->threshold;
-        }
-    }
-
-    // Says when the round-1 median is no good reference: under the floor (judged against the
-    // floor instead), or many nodes well above it (the median itself may be slow).
-    void note_reference(const core::CohortJudgement& judged) {
-        for (const auto& [cohort, ref] : judged.cohorts) {
-            if (!ref.median) {
-                continue;
-            }
-            if (ref.basis == "floor") {
-                add_note(cohort, fmt::format("{}: the median of round-1 figures ({:.4g}) is under "
-                                             "the floor {:.4g}: most of the cohort is slow, so "
-                                             "nodes were judged against the floor instead",
-                                             ref.cohort, *ref.median, *ref.floor));
-            } else if (ref.cohort_size >= 16 && ref.above_median_band >= 0.05 * ref.cohort_size) {
-                // 5 %: with 75 % of nodes slow only 1 pair in 16 has two healthy members.
-                add_note(cohort,
-                         fmt::format("{}: {} of {} nodes are faster than the median ({:.4g}) / "
-                                     "{:.2f}: the median itself may be slow (most of the cohort "
-                                     "slow?); configure evaluation.floors for {} to judge "
-                                     "against an absolute figure",
-                                     ref.cohort, ref.above_median_band, ref.cohort_size,
-                                     *ref.median, m_plan.threshold_fraction, m_plan.check));
-            }
-        }
-    }
-
-    void add_note(const std::string& cohort, std::string note) {
-        spdlog::warn("{}", note);
-        m_notes_by_cohort[cohort].push_back(note);
-        m_outcome.notes.push_back(std::move(note));
-    }
-
-    struct Split {
-        std::vector<std::string> candidates;  // need a good partner: failing or unmeasured
-        std::vector<std::string> good;        // measured and not failing: partners
-    };
-
-    // Sorts the connected nodes for the next re-pairing; nodes already re-paired once are
-    // neither candidates nor partners until they pass again.
-    Split split(const std::vector<std::string>& nodes, const core::CohortJudgement& judged,
-                const std::set<std::string>& tried) const {
-        Split out;
-        const auto fails = failing(judged);
-        const auto measured = figures();
-        for (const auto& node : nodes) {
-            const auto* h = history(node);
-            if (h != nullptr && h->lost) {
-                continue;
-            }
-            const bool has_figure = measured.count(node) != 0;
-            if (has_figure && fails.count(node) == 0) {
-                out.good.push_back(node);
-            } else if (tried.count(node) == 0 && m_failed_data.count(node) == 0) {
-                out.candidates.push_back(node);
-            }
-        }
-        return out;
-    }
-
-    std::map<std::string, std::set<std::string>> avoid(
-        const std::vector<std::string>& nodes) const {
-        std::map<std::string, std::set<std::string>> out;
-        for (const auto& n : nodes) {
-            if (const auto* h = history(n)) {
-                out[n] = h->partners;
-            }
-        }
-        return out;
-    }
-
-    bool group_slow(std::size_t idx) const { return m_outcome.groups[idx].slow; }
-
-    bool group_ok(std::size_t idx) const {
-        return m_outcome.groups[idx].busbw_gbps.has_value() && !m_outcome.groups[idx].slow;
-    }
-
-    GroupCheckOutcome finish(const std::vector<std::string>& nodes,
-                             const std::set<std::string>& inconsistent,
-                             const std::set<std::string>& confirmed,
-                             const std::set<std::string>& failing) {
-        for (const auto& node : nodes) {
-            core::CheckResult r;
-            r.check = m_plan.check;
-            auto it = m_history.find(node);
-            if (it == m_history.end() || it->second.groups.empty()) {
-                r.verdict = core::Verdict::skip;
-                r.detail = "no partner: a group check needs at least two connected nodes";
-                m_outcome.per_node[node] = r;
-                continue;
-            }
-            const auto& history = it->second;
-            std::optional<double> best;
-            std::vector<std::string> trail;
-            for (auto idx : history.groups) {
-                const auto& g = m_outcome.groups[idx];
-                std::vector<std::string> others;
-                for (const auto& m : g.members) {
-                    if (m != node) {
-                        others.push_back(m);
-                    }
-                }
-                if (g.busbw_gbps) {
-                    best = best ? std::max(*best, *g.busbw_gbps) : *g.busbw_gbps;
-                    trail.push_back(fmt::format("{} with {}: {:.4g}{}", g.id,
-                                                fmt::join(others, "+"), *g.busbw_gbps,
-                                                g.slow ? " (slow)" : ""));
-                } else {
-                    trail.push_back(
-                        fmt::format("{} with {}: no value", g.id, fmt::join(others, "+")));
-                }
-            }
-            if (auto f = m_failed_data.find(node); f != m_failed_data.end()) {
-                r.verdict = core::Verdict::fail;
-                r.detail = f->second;
-            } else if (best && failing.count(node) != 0 && confirmed.count(node) == 0) {
-                // Slow so far, but never measured against enough good partners to tell whether
-                // it or its partner is slow: no verdict, and so no action, on that evidence.
-                r.verdict = core::Verdict::error;
-                r.metrics[m_plan.metric] = *best;
-                r.detail = fmt::format(
-                    "unconfirmed suspect: slow, but re-pairing with good "
-                    "partners did not complete; {}",
-                    fmt::join(trail, "; "));
-                if (!history.errors.empty()) {
-                    r.detail += fmt::format("; errors: {}", fmt::join(history.errors, "; "));
-                }
-            } else if (best) {
-                r.verdict = inconsistent.count(node) ? core::Verdict::warn : core::Verdict::pass;
-                r.metrics[m_plan.metric] = *best;
-                r.metrics["groups"] = static_cast<double>(history.groups.size());
-                r.detail = (inconsistent.count(node)
-                                ? "inconsistent: slow in one re-pairing, normal in another; "
-                                : std::string()) +
-                           fmt::format("{}", fmt::join(trail, "; "));
-            } else if (history.skips == history.groups.size() && !history.lost) {
-                // Every group this node was in skipped on it (no GPU, not under MPI): the check
-                // does not apply here, which is not an error; the other checks are judged as usual.
-                r.verdict = core::Verdict::skip;
-                r.detail = history.skip_detail;
-            } else {
-                r.verdict = core::Verdict::error;
-                r.detail =
-                    fmt::format("no successful measurement: {}", fmt::join(history.errors, "; "));
-            }
-            m_outcome.per_node[node] = r;
-        }
-        for (auto& [node, r] : m_outcome.per_node) {
-            auto notes = m_notes_by_cohort.find(m_cohort_of(node));
-            if (notes == m_notes_by_cohort.end()) {
-                notes = m_notes_by_cohort.find("");
-            }
-            if (notes != m_notes_by_cohort.end()) {
-                r.detail += fmt::format("; note: {}", fmt::join(notes->second, "; "));
-            }
-        }
-        return std::move(m_outcome);
-    }
-
-    const NodeHistory* history(const std::string& node) const {
-        auto it = m_history.find(node);
-        return it == m_history.end() ? nullptr : &it->second;
-    }
-
-  private:
-    const StepRunner& m_run_steps;
-    const GroupCheckPlan& m_plan;
-    const CohortOf& m_cohort_of;
-    const ProgressFn& m_progress;
-    GroupCheckOutcome m_outcome;
-    std::map<std::string, NodeHistory> m_history;
-    std::map<std::string, std::string> m_failed_data;
-    std::map<std::string, std::vector<std::string>> m_notes_by_cohort;
-};
-
-}  // namespace
-
-GroupCheckOutcome run_group_check(const StepRunner& run_steps, const GroupCheckPlan& plan,
-                                  const std::vector<std::string>& nodes, const CohortOf& cohort_of,
-                                  const ProgressFn& progress) {
-    Rounds rounds(run_steps, plan, cohort_of, progress);
+SuspectSearch locate_suspects(const StepRunner& run_steps, const GroupCheckPlan& plan,
+                              const std::vector<std::string>& nodes, const CohortOf& cohort_of,
+                              const ProgressFn& progress) {
+    SuspectSearch search;
+    search.nodes = nodes;
+    search.state = std::make_shared<RoundsState>(run_steps, plan, cohort_of, progress);
+    auto& rounds = *search.state;
+    auto& judged = search.judged;
+    auto& tried = search.tried;
+    auto& still_slow = search.still_slow;
 
     // Round 1: every node in a disjoint pair, all at once.
     std::vector<std::string> deferred;
     auto r1 =
         rounds.run(1, "disjoint pairs", plan_pairs(nodes, cohort_of, plan.topology_of, &deferred));
-    auto judged = rounds.judge_now();
+    judged = rounds.judge_now();
     rounds.mark_groups(r1, judged);
     rounds.note_reference(judged);
 
@@ -360,8 +31,6 @@ GroupCheckOutcome run_group_check(const StepRunner& run_steps, const GroupCheckP
     // wave on the figures so far: a suspect cleared by its re-pairing raises the median, and a
     // node that now falls under it is re-paired in the next wave, so that no node reaches the
     // evaluation under the threshold without having been re-paired.
-    std::set<std::string> tried;
-    std::set<std::string> still_slow;
     for (int wave = 0; wave < 3; ++wave) {
         auto split = rounds.split(nodes, judged, tried);
         if (split.candidates.empty() || split.good.empty()) {
@@ -383,11 +52,19 @@ GroupCheckOutcome run_group_check(const StepRunner& run_steps, const GroupCheckP
     for (const auto& c : rounds.split(nodes, judged, tried).candidates) {
         spdlog::warn("{}: no good partner was free to re-pair it with", c);
     }
+    return search;
+}
 
+GroupCheckOutcome confirm_suspects(SuspectSearch search, const CohortOf& cohort_of) {
     // Round 3: confirm each suspect still failing with another good partner before any action.
+    auto& rounds = *search.state;
+    auto& judged = search.judged;
+    const auto& nodes = search.nodes;
+    const auto& tried = search.tried;
+    const auto& still_slow = search.still_slow;
     std::set<std::string> inconsistent;
     std::set<std::string> confirmed;
-    auto failing = Rounds::failing(judged);
+    auto failing = RoundsState::failing(judged);
     std::vector<std::string> to_confirm;
     for (const auto& node : nodes) {
         if (still_slow.count(node) != 0 && failing.count(node) != 0) {
@@ -400,7 +77,7 @@ GroupCheckOutcome run_group_check(const StepRunner& run_steps, const GroupCheckP
         auto r3 = rounds.run(3, "confirm suspects", plan3.groups);
         judged = rounds.judge_now();
         rounds.mark_groups(r3, judged);
-        failing = Rounds::failing(judged);
+        failing = RoundsState::failing(judged);
         for (std::size_t i = 0; i < r3.size(); ++i) {
             const auto& suspect = plan3.groups[i].front();
             if (rounds.group_ok(r3[i])) {
@@ -411,6 +88,13 @@ GroupCheckOutcome run_group_check(const StepRunner& run_steps, const GroupCheckP
         }
     }
     return rounds.finish(nodes, inconsistent, confirmed, failing);
+}
+
+GroupCheckOutcome run_group_check(const StepRunner& run_steps, const GroupCheckPlan& plan,
+                                  const std::vector<std::string>& nodes, const CohortOf& cohort_of,
+                                  const ProgressFn& progress) {
+    return confirm_suspects(locate_suspects(run_steps, plan, nodes, cohort_of, progress),
+                            cohort_of);
 }
 
 }  // namespace preflight::controller

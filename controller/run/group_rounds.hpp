@@ -7,6 +7,8 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +60,26 @@ using StepRunner = std::function<std::vector<StepOutcome>(
 using ProgressFn =
     std::function<void(const std::string& what, std::size_t done, std::size_t total)>;
 
+class RoundsState;
+
+// Rounds 1 and 2 of one check: disjoint pairs, then each node the judge fails re-paired with a
+// node that passed, in waves, re-judging after each. Carries its state to confirm_suspects.
+struct SuspectSearch {
+    std::vector<std::string> nodes;
+    std::shared_ptr<RoundsState> state;
+    core::CohortJudgement judged;      // the judge over the figures after the last round
+    std::set<std::string> tried;       // re-paired once with a good partner
+    std::set<std::string> still_slow;  // ... and slow there too
+};
+SuspectSearch locate_suspects(const StepRunner& run_steps, const GroupCheckPlan& plan,
+                              const std::vector<std::string>& nodes, const CohortOf& cohort_of,
+                              const ProgressFn& progress);
+
+// Round 3: each suspect still failing, once more with another good partner. A node the final
+// judgement fails that was not confirmed here is an `error` (unconfirmed suspect), never a fail.
+GroupCheckOutcome confirm_suspects(SuspectSearch search, const CohortOf& cohort_of);
+
+// Both, for one check.
 GroupCheckOutcome run_group_check(const StepRunner& run_steps, const GroupCheckPlan& plan,
                                   const std::vector<std::string>& nodes, const CohortOf& cohort_of,
                                   const ProgressFn& progress);
