@@ -62,6 +62,13 @@ struct RoundSummary {
     double seconds = 0.0;
 };
 
+// One stage of the run (plan, launch, connect, node-local, rounds, confirm, judge, act) and the
+// seconds it took.
+struct StageTiming {
+    std::string name;
+    double seconds = 0.0;
+};
+
 struct Action {
     std::string node;
     std::string kind;  // "drain" (slurm) or "taint" (k8s)
@@ -96,6 +103,7 @@ struct RunReport {
     std::vector<NodeReport> nodes;
     std::vector<GroupRecord> groups;
     std::vector<RoundSummary> rounds;
+    std::vector<StageTiming> stages;
     std::vector<Action> actions;
     Breaker breaker;
     int exit_code = 0;

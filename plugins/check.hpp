@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/check_spec.hpp"
 #include "core/kv_store.hpp"
 #include "core/model.hpp"
 #include "core/params.hpp"
@@ -64,7 +65,8 @@ struct CheckEntry {
 
 // The one table of built-in checks (GPU entries behind PREFLIGHT_WITH_NCCL).
 const std::vector<CheckEntry>& builtin_checks();
-std::unique_ptr<Check> make_check(std::string_view name);  // nullptr when unknown
+std::unique_ptr<Check> make_check(std::string_view name);       // nullptr when unknown
+const core::CheckSpec* find_check_spec(std::string_view name);  // TEMPORARY
 // Declared parameters of every built-in check, for the config loader.
 std::map<std::string, std::vector<core::ParamSpec>> param_catalog();
 

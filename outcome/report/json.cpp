@@ -166,6 +166,17 @@ J report_json(const RunReport& r) {
         rounds.push_back(std::move(round));
     }
     j["rounds"] = std::move(rounds);
+    if (!r.stages.empty()) {
+        // The run's stages in order, with the seconds each took (controller/run/stages.hpp).
+        J stages = J::array();
+        for (const auto& s : r.stages) {
+            J stage = J::object();
+            stage["name"] = s.name;
+            stage["seconds"] = s.seconds;
+            stages.push_back(std::move(stage));
+        }
+        j["stages"] = std::move(stages);
+    }
     J actions = J::array();
     for (const auto& a : r.actions) {
         actions.push_back(action_json<J>(a));
@@ -294,6 +305,9 @@ RunReport report_from(const J& j) {
         s.steps = value_at(js, "steps", 0);
         s.seconds = value_at(js, "seconds", 0.0);
         r.rounds.push_back(std::move(s));
+    }
+    for (const auto& js : array_at(j, "stages")) {
+        r.stages.push_back({value_at<std::string>(js, "name", ""), value_at(js, "seconds", 0.0)});
     }
     for (const auto& ja : array_at(j, "actions")) {
         Action a;

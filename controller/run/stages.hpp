@@ -1,0 +1,75 @@
+// The stages of one run, in order (run_preflight in orchestrator.cpp calls them):
+//   plan -> launch -> connect -> node-local -> rounds -> confirm -> judge -> act -> report
+// Each stage is a function with a typed input and output; what the later stages share (the
+// server, the launcher, the per-node results) lives in a RunContext the stages fill in turn.
+// Problems with single nodes become `error` for those nodes; only problems that stop the whole
+// run (cannot listen, no token, a bad topology file) throw ConfigError, from plan or launch.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "controller/launch/launcher.hpp"
+#include "controller/net/server.hpp"
+#include "controller/run/group_rounds.hpp"
+#include "controller/run/orchestrator.hpp"
+#include "core/check_spec.hpp"
+#include "outcome/run_report.hpp"
+
+namespace preflight::controller {
+
+using NodeResults = std::map<std::string, std::map<std::string, core::CheckResult>>;
+
+// plan: what this run will do, decided before anything starts.
+struct RunPlan {
+    std::string token;
+    std::unique_ptr<Launcher> launcher;
+    std::map<std::string, std::string> leaf_of;   // node -> leaf switch (topology file)
+    std::vector<std::string> node_checks;         // round 0, in config order
+    std::vector<std::string> group_checks;        // rounds 1-3, in config order
+    std::vector<std::string> around_collectives;  // node checks read before and after them
+    std::shared_ptr<core::TlsContext> tls;
+};
+
+// Everything the stages after `plan` share.
+struct RunContext {
+    const RunOptions& options;
+    RunPlan plan;
+    outcome::RunReport report;
+    std::unique_ptr<Server> server;
+    std::map<std::string, std::string> unreachable;  // node -> why its agent never connected
+    std::vector<std::string> live;                   // nodes whose agent connected
+    std::map<std::string, core::Node> by_name;
+    NodeResults results;
+    std::vector<SuspectSearch> searches;  // rounds -> confirm, one per group check
+    int step_batches = 0;
+    std::function<void(const std::string&, std::size_t, std::size_t)> progress;
+
+    bool interrupted() const {
+        return options.interrupted != nullptr && options.interrupted->load();
+    }
+    std::string cohort_of(const std::string& node) const;
+    std::vector<std::string> still_connected();
+};
+
+RunPlan plan_run(const RunOptions& options, outcome::RunReport& report);
+void launch_agents(RunContext& run);
+void connect_agents(RunContext& run);
+void run_node_local(RunContext& run);
+void run_rounds(RunContext& run);
+void confirm_and_close(RunContext& run);
+void judge_run(RunContext& run);
+void act_on_verdicts(RunContext& run);
+void write_run_report(RunContext& run);
+
+// The params a check runs with: its configured params, with `phase` set when given.
+nlohmann::json step_params(const core::RunConfig& cfg, const std::string& check,
+                           const std::string& phase = "");
+// A check's own timeout_s (its params or their default), for the controller's step deadline.
+double step_timeout_s(const std::string& check, const nlohmann::json& params, double fallback);
+
+}  // namespace preflight::controller

@@ -1,0 +1,217 @@
+// Stages plan, launch and connect: decide what the run does, start the server and one agent per
+// node, and wait until every agent has connected or is accounted for.
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "controller/launch/slurm_launcher.hpp"
+#include "controller/run/stages.hpp"
+#include "controller/run/topology.hpp"
+#include "core/auth.hpp"
+#include "core/log.hpp"
+#include "plugins/check.hpp"
+
+namespace preflight::controller {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::map<std::string, std::string> read_topology(const std::string& path) {
+    if (path.empty()) {
+        return {};
+    }
+    std::ifstream in(path);
+    if (!in) {
+        throw core::ConfigError("cannot read evaluation.topology_file '" + path + "'");
+    }
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    auto parsed = parse_slurm_topology(text);
+    if (!parsed) {
+        throw core::ConfigError(path + ": " + parsed.error().message);
+    }
+    return std::move(parsed.value());
+}
+
+// Agents check the controller's certificate against the name they dial (or tls.server_name):
+// a certificate that would fail that check stops the run here, before any agent starts.
+void check_tls_names(const core::TlsConfig& tls,
+                     const std::map<std::string, std::string>& dial_address) {
+    std::set<std::string> names;
+    for (const auto& [node, address] : dial_address) {
+        names.insert(tls.server_name.empty() ? address.substr(0, address.rfind(':'))
+                                             : tls.server_name);
+    }
+    for (const auto& name : names) {
+        if (auto st = core::check_certificate_name(tls.cert, name); !st) {
+            throw core::ConfigError(
+                "controller.tls.cert: " + st.error().message + ", the name agents " +
+                (tls.server_name.empty() ? "dial (set controller.tls.server_name to the name "
+                                           "the certificate carries, or reissue it)"
+                                         : "expect (controller.tls.server_name)") +
+                "; every agent would refuse this controller");
+        }
+    }
+}
+
+// Where each agent dials: --advertise, else the local address the kernel routes toward the
+// node's address (never 127.0.0.1 for an agent in another namespace), else loopback.
+std::string dial_host(const core::RunConfig& cfg, const core::Node& n, std::string& unreachable) {
+    std::string host = cfg.controller.advertise;
+    if (host.empty() && !n.address.empty()) {
+        auto routed = routed_source_address(n.address);
+        if (!routed) {
+            unreachable = routed.error().message;
+            return {};
+        }
+        host = routed.value();
+    }
+    if (host.empty()) {
+        host = "127.0.0.1";
+        if (!n.netns.empty()) {
+            spdlog::warn(
+                "{}: runs in netns {} but has no address; it cannot reach 127.0.0.1 here "
+                "(set address in the inventory or --advertise)",
+                n.name, n.netns);
+        }
+    }
+    return host;
+}
+
+LaunchContext launch_context(const RunContext& run) {
+    const auto& cfg = run.options.config;
+    LaunchContext launch;
+    launch.token = run.plan.token;
+    launch.agent_path = run.options.agent_path;
+    launch.run_id = run.report.run_id;
+    launch.k8s = cfg.k8s;
+    launch.tls_ca = cfg.controller.tls.ca;
+    launch.tls_server_name = cfg.controller.tls.server_name;
+    launch.log_dir = run.options.report_dir.empty() ? "/tmp/preflight-agents-" + run.report.run_id
+                                                    : run.options.report_dir + "/agents";
+    launch.agent_args = {"--log-level", run.options.log_level};
+    if (run.options.log_json) {
+        launch.agent_args.push_back("--log-json");
+    }
+    return launch;
+}
+
+}  // namespace
+
+RunPlan plan_run(const RunOptions& options, outcome::RunReport& report) {
+    const auto& cfg = options.config;
+    RunPlan plan;
+    plan.launcher = options.launcher == "slurm" ? std::make_unique<SlurmLauncher>(options.slurm)
+                                                : make_launcher(options.launcher);
+    if (!plan.launcher) {
+        throw core::ConfigError("unknown launcher '" + options.launcher +
+                                "' (local, connect, slurm, k8s)");
+    }
+    if (options.launcher != "connect") {
+        plan.token = core::random_hex(32);  // fresh per run, handed to children via the environment
+    } else {
+        auto loaded = core::load_token(options.token_file);
+        if (!loaded) {
+            throw core::ConfigError(loaded.error().message);
+        }
+        plan.token = loaded.value();
+    }
+    // Read before anything starts, so a bad file is a usage error, not a half-run.
+    plan.leaf_of = read_topology(cfg.evaluation.topology_file);
+    if (cfg.controller.tls.enabled()) {
+        auto made = core::make_server_tls_context(cfg.controller.tls);
+        if (!made) {
+            throw core::ConfigError(cfg.source + ": " + made.error().message);
+        }
+        plan.tls = std::move(made.value());
+    }
+    for (const auto& check : cfg.checks) {
+        const auto* spec = plugins::find_check_spec(check);
+        if (spec == nullptr) {
+            continue;
+        }
+        (spec->phase == core::Phase::collective ? plan.group_checks : plan.node_checks)
+            .push_back(check);
+    }
+    // Counter checks take a baseline before the collectives and judge growth after them, when a
+    // collective runs and the config leaves their phase unset.
+    for (const auto& check : plan.node_checks) {
+        const auto* spec = plugins::find_check_spec(check);
+        const bool phase_set =
+            cfg.check_params.count(check) != 0 && cfg.check_params.at(check).contains("phase");
+        if (!plan.group_checks.empty() && spec->brackets_collectives && !phase_set) {
+            plan.around_collectives.push_back(check);
+        }
+    }
+    report.launcher = options.launcher;
+    return plan;
+}
+
+void launch_agents(RunContext& run) {
+    const auto& cfg = run.options.config;
+    std::set<std::string> expected;
+    for (const auto& n : run.options.nodes) {
+        expected.insert(n.name);
+        run.by_name[n.name] = n;
+    }
+    run.server = std::make_unique<Server>(
+        HubOptions{run.plan.token, run.report.run_id, expected, cfg.deadlines.heartbeat_s, 10.0},
+        run.plan.tls);
+    if (auto st = run.server->start(cfg.controller.listen, cfg.controller.port); !st) {
+        throw core::ConfigError(st.error().message);
+    }
+    LaunchContext launch = launch_context(run);
+    std::vector<core::Node> to_launch;
+    for (const auto& n : run.options.nodes) {
+        std::string why;
+        auto host = dial_host(cfg, n, why);
+        if (host.empty()) {
+            run.unreachable[n.name] = why;
+            continue;
+        }
+        launch.dial_address[n.name] = fmt::format("{}:{}", host, run.server->port());
+        to_launch.push_back(n);
+    }
+    if (run.plan.tls) {
+        check_tls_names(cfg.controller.tls, launch.dial_address);
+    }
+    for (auto& [node, why] : run.plan.launcher->start(to_launch, launch)) {
+        run.unreachable[node] = why;
+    }
+}
+
+void connect_agents(RunContext& run) {
+    const auto& cfg = run.options.config;
+    // Agents that exit early are unreachable at once, not after the deadline.
+    auto deadline =
+        Clock::now() + std::chrono::milliseconds(static_cast<long>(cfg.deadlines.connect_s * 1000));
+    std::map<std::string, std::string> exited;
+    auto& hub = run.server->hub();
+    auto connected = hub.wait_for_agents(deadline, [&] {
+        exited = run.plan.launcher->exited();
+        if (run.interrupted()) {
+            return true;
+        }
+        auto now_connected = hub.connected_nodes();
+        std::size_t accounted = now_connected.size() + run.unreachable.size();
+        for (const auto& [node, why] : exited) {
+            accounted += now_connected.count(node) == 0 && run.unreachable.count(node) == 0;
+        }
+        return accounted >= run.options.nodes.size();
+    });
+    for (const auto& n : run.options.nodes) {
+        if (connected.count(n.name) != 0) {
+            run.live.push_back(n.name);
+        } else if (run.unreachable.count(n.name) == 0) {
+            auto e = exited.find(n.name);
+            run.unreachable[n.name] =
+                e != exited.end()
+                    ? e->second
+                    : fmt::format("agent did not connect within {:.0f} s", cfg.deadlines.connect_s);
+        }
+    }
+    spdlog::info("{} of {} agents connected", connected.size(), run.options.nodes.size());
+}
+
+}  // namespace preflight::controller
