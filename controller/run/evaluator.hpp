@@ -1,7 +1,8 @@
-// Judging measurements against the cohort (DESIGN.md "Evaluate"): per check and cohort (nodes with
-// the same cohort label), a node fails when its judged metric is under threshold_fraction x the
-// cohort median or under an absolute floor. Below min_cohort measured nodes only floors apply.
-// Missing data never passes: a node without a result for a check it should have run is `error`.
+// The judge stage (DESIGN.md "Evaluate"): per node and check, the node's own result, then for
+// checks judged against the fleet the verdict of core::judge_cohorts with the reference it used.
+// The group rounds called the same judge on the same node figures (an unconfirmed suspect keeps
+// its figure in the reference and stays `error`), so both agree on every node. Missing data never
+// passes: a node without a result for a check it should have run is `error`.
 #pragma once
 
 #include <map>
