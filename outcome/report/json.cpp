@@ -10,6 +10,7 @@
 #include "outcome/report/markdown.hpp"
 #include "outcome/report/prometheus.hpp"
 #include "outcome/report/terminal.hpp"
+#include "outcome/tally.hpp"
 
 namespace preflight::outcome {
 
@@ -87,34 +88,15 @@ J action_json(const Action& a) {
 }
 
 template <class J>
-J summary_json(const std::vector<NodeReport>& nodes) {
-    int pass = 0, warn = 0, fail = 0, skip = 0, error = 0;
-    for (const auto& n : nodes) {
-        switch (n.verdict) {
-            case core::Verdict::pass:
-                ++pass;
-                break;
-            case core::Verdict::warn:
-                ++warn;
-                break;
-            case core::Verdict::fail:
-                ++fail;
-                break;
-            case core::Verdict::skip:
-                ++skip;
-                break;
-            case core::Verdict::error:
-                ++error;
-                break;
-        }
-    }
+J summary_json(const RunReport& r) {
+    const VerdictTally t = tally(r);
     J j = J::object();
-    j["pass"] = pass;
-    j["warn"] = warn;
-    j["fail"] = fail;
-    j["skip"] = skip;
-    j["error"] = error;
-    j["total"] = static_cast<int>(nodes.size());
+    j["pass"] = t.pass;
+    j["warn"] = t.warn;
+    j["fail"] = t.fail;
+    j["skip"] = t.skip;
+    j["error"] = t.error;
+    j["total"] = t.total();
     return j;
 }
 
@@ -132,7 +114,7 @@ J report_json(const RunReport& r) {
     // An object even when the caller set nothing, so that scripts can index into it
     // unconditionally.
     j["config"] = r.config.is_null() ? J::object() : J(r.config);
-    j["summary"] = summary_json<J>(r.nodes);
+    j["summary"] = summary_json<J>(r);
     J nodes = J::array();
     for (const auto& n : r.nodes) {
         nodes.push_back(node_json<J>(n));
