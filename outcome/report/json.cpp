@@ -5,11 +5,7 @@
 #include <string_view>
 
 #include "core/atomic_file.hpp"
-#include "outcome/report/html.hpp"
-#include "outcome/report/junit.hpp"
-#include "outcome/report/markdown.hpp"
-#include "outcome/report/prometheus.hpp"
-#include "outcome/report/terminal.hpp"
+#include "outcome/report/renderers.hpp"
 #include "outcome/tally.hpp"
 
 namespace preflight::outcome {
@@ -326,12 +322,10 @@ core::Status write_report_files(const RunReport& report, const std::string& repo
     // not also lose the --json copy the caller's tooling reads.
     if (!report_dir.empty()) {
         const std::filesystem::path dir(report_dir);
-        write((dir / "report.json").string(), json_text);
-        write((dir / "report.txt").string(), render_terminal(report, false));
-        write((dir / "report.html").string(), render_html(report));
-        write((dir / "report.md").string(), render_markdown(report));
-        write((dir / "report.junit.xml").string(), render_junit(report));
-        write((dir / "report.prom").string(), render_prometheus(report));
+        for (const auto& r : renderers()) {
+            write((dir / r.file_name).string(),
+                  r.render == render_json ? json_text : r.render(report));
+        }
     }
     if (!json_path.empty()) {
         write(json_path, json_text);

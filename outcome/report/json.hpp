@@ -33,10 +33,9 @@ std::string render_json(const RunReport& report);
 RunReport report_from_json(const nlohmann::json& j);
 RunReport report_from_json(const nlohmann::ordered_json& j);
 
-// Writes <report_dir>/report.json, report.txt (the terminal table without colour), report.html,
-// report.md, report.junit.xml and report.prom when report_dir is non-empty, and the JSON to
-// json_path when that is non-empty; each file atomically (temp file + rename). Every file is
-// attempted; the error names each one that failed.
+// Writes every format of the renderer table (report/renderers.hpp) under report_dir when that is
+// non-empty, and the JSON to json_path when that is non-empty; each file atomically (temp file +
+// rename). Every file is attempted; the error names each one that failed.
 core::Status write_report_files(const RunReport& report, const std::string& report_dir,
                                 const std::string& json_path);
 
