@@ -10,7 +10,7 @@
 #include "core/exit_code.hpp"
 #include "core/result.hpp"
 #include "outcome/job_impact.hpp"
-#include "outcome/report/json.hpp"
+#include "outcome/report/json_document.hpp"
 #include "outcome/report/renderers.hpp"
 #include "outcome/report/text.hpp"
 

@@ -3,7 +3,7 @@
 #include <array>
 
 #include "outcome/report/html.hpp"
-#include "outcome/report/json.hpp"
+#include "outcome/report/json_document.hpp"
 #include "outcome/report/junit.hpp"
 #include "outcome/report/markdown.hpp"
 #include "outcome/report/prometheus.hpp"
