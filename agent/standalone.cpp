@@ -343,9 +343,8 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         if (options.drain) {
             core::ProcessOptions po;
             po.timeout = std::chrono::seconds(10);
-            auto res = runner.run({options.scontrol, "update", "NodeName=" + node, "State=DRAIN",
-                                   "Reason=" + outcome.drain_reason},
-                                  po);
+            auto res = runner.run(
+                outcome::slurm_drain_argv(options.scontrol, node, outcome.drain_reason), po);
             if (!res) {
                 outcome.drain_error = res.error().message;
             } else if (!res->ok()) {

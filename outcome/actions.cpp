@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "outcome/report/terminal.hpp"
-#include "outcome/slurm_sink.hpp"
+#include "outcome/report/text.hpp"
+#include "outcome/tally.hpp"
 
 namespace preflight::outcome {
 
@@ -125,30 +125,6 @@ std::string reason_for(const NodeReport& node, const std::string& run_id) {
                            suffix);
 }
 
-std::string taint_value_for(std::string_view check) {
-    auto alnum = [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    };
-    std::string out;
-    out.reserve(check.size());
-    for (char c : check) {
-        out += alnum(c) || c == '-' || c == '_' || c == '.' ? c : '-';
-    }
-    // Label values: at most 63 characters, empty or alphanumeric at both ends.
-    if (out.size() > 63) {
-        out.resize(63);
-    }
-    while (!out.empty() && !alnum(out.back())) {
-        out.pop_back();
-    }
-    std::size_t start = 0;
-    while (start < out.size() && !alnum(out[start])) {
-        ++start;
-    }
-    out.erase(0, start);
-    return out.empty() ? std::string("unknown") : out;
-}
-
 void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
     report.actions.clear();
 
@@ -174,19 +150,13 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
             a.sink = target;
             if (target == "slurm") {
                 a.kind = "drain";
-                a.argv = {cfg.scontrol, "update", "NodeName=" + node.name, "State=DRAIN",
-                          "Reason=" + reason};
+                a.argv = slurm_drain_argv(cfg.scontrol, node.name, reason);
             } else if (target == "k8s") {
                 a.kind = "taint";
-                a.patch = {
-                    {"spec",
-                     {{"taints",
-                       nlohmann::json::array({{
-                           {"key", std::string(k_taint_key)},
-                           {"value", taint_value_for(failing != nullptr ? failing->check
-                                                                        : std::string_view())},
-                           {"effect", "NoSchedule"},
-                       }})}}}};
+                a.patch = {{"spec",
+                            {{"taints",
+                              nlohmann::json::array({degraded_taint(
+                                  failing != nullptr ? failing->check : std::string_view())})}}}};
             } else {
                 // Config validation should have refused this; say so rather than drop the node.
                 a.kind = "none";
@@ -229,31 +199,6 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
     }
 }
 
-void apply_actions(RunReport& report, core::CommandRunner& runner,
-                   std::chrono::milliseconds timeout, const K8sActionSink& k8s_sink) {
-    if (report.breaker.tripped && !report.breaker.forced) {
-        return;
-    }
-    for (auto& a : report.actions) {
-        if (a.applied) {
-            continue;
-        }
-        if (a.sink == "slurm") {
-            // Checks the node's current reason first: an operator's drain is left alone.
-            apply_slurm_drain(
-                a, SlurmClient{runner, a.argv.empty() ? "scontrol" : a.argv.front(), timeout});
-        } else if (a.sink == "k8s") {
-            if (k8s_sink) {
-                k8s_sink(report, a);
-            } else {
-                a.error = std::string(k_k8s_unavailable);  // claiming success would be a lie
-            }
-        } else if (a.error.empty()) {
-            a.error = "no sink for '" + a.sink + "'";
-        }
-    }
-}
-
 void force_past_breaker(RunReport& report) {
     Breaker& b = report.breaker;
     if (!b.tripped || b.forced) {
@@ -272,16 +217,13 @@ void force_past_breaker(RunReport& report) {
 
 int exit_code_for(const RunReport& report) {
     if (report.breaker.tripped && !report.breaker.forced) {
-        return 3;
+        return core::to_int(core::ExitCode::breaker);
     }
-    bool any_error = false;
-    for (const auto& n : report.nodes) {
-        if (n.verdict == core::Verdict::fail) {
-            return 1;
-        }
-        any_error = any_error || n.verdict == core::Verdict::error;
+    const VerdictTally counts = tally(report);
+    if (counts.fail > 0) {
+        return core::to_int(core::ExitCode::failed);
     }
-    return any_error ? 4 : 0;
+    return core::to_int(counts.error > 0 ? core::ExitCode::inconclusive : core::ExitCode::ok);
 }
 
 }  // namespace preflight::outcome

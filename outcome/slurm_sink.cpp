@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "core/hostlist.hpp"
-#include "outcome/report/terminal.hpp"
+#include "outcome/report/text.hpp"
 
 namespace preflight::outcome {
 namespace {
@@ -101,6 +101,10 @@ bool reason_is_ours(std::string_view reason) {
 core::Result<std::string> SlurmClient::run(const std::vector<std::string>& args) const {
     std::vector<std::string> argv = {scontrol};
     argv.insert(argv.end(), args.begin(), args.end());
+    return run_argv(argv);
+}
+
+core::Result<std::string> SlurmClient::run_argv(const std::vector<std::string>& argv) const {
     core::ProcessOptions options;
     options.timeout = timeout;
     auto result = runner.run(argv, options);
@@ -143,7 +147,7 @@ core::Result<std::map<std::string, SlurmNodeInfo>> SlurmClient::nodes(
 }
 
 core::Status SlurmClient::drain(const std::string& node, const std::string& reason) const {
-    auto r = run({"update", "NodeName=" + node, "State=DRAIN", "Reason=" + reason});
+    auto r = run_argv(slurm_drain_argv(scontrol, node, reason));
     if (!r) {
         return r.error();
     }
@@ -175,7 +179,7 @@ bool SlurmClient::resume_if_ours(const std::string& node, std::string* why) cons
         set("not resumed: drained by someone else (reason '" + n.reason + "')");
         return false;
     }
-    auto r = run({"update", "NodeName=" + node, "State=RESUME"});
+    auto r = run_argv(slurm_resume_argv(scontrol, node));
     if (!r) {
         set("resume failed: " + r.error().message);
         return false;
@@ -206,9 +210,7 @@ void apply_slurm_drain(Action& action, const SlurmClient& client) {
             "left alone: already " + n.state + " by someone else (reason '" + n.reason + "')";
         return;
     }
-    std::vector<std::string> args(action.argv.begin() + 1, action.argv.end());
-    SlurmClient exact{client.runner, action.argv.front(), client.timeout};
-    auto r = exact.run(args);
+    auto r = client.run_argv(action.argv);
     if (!r) {
         action.error = r.error().message;
         return;

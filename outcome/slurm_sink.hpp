@@ -1,8 +1,8 @@
-// The Slurm action sink: reads node state with `scontrol show node -o`, drains with
-// `scontrol update NodeName=<n> State=DRAIN Reason="preflight: ..."`, and resumes only nodes whose
-// current reason is ours (starts with "preflight:"). An operator's drain is never overwritten and
-// never resumed: overwriting its reason with ours would make a later certify resume it. Every
-// command runs through a core::CommandRunner with argv, never a shell.
+// Slurm through scontrol: reads node state with `scontrol show node -o`, drains with
+// slurm_drain_argv (`scontrol update NodeName=<n> State=DRAIN Reason=preflight: ...`), and resumes
+// only nodes whose current reason is ours (starts with "preflight:"). An operator's drain is never
+// overwritten and never resumed: overwriting its reason with ours would make a later certify resume
+// it. Every command runs through a core::CommandRunner with argv, never a shell.
 #pragma once
 
 #include <chrono>
@@ -13,6 +13,7 @@
 
 #include "core/process.hpp"
 #include "core/result.hpp"
+#include "outcome/action_commands.hpp"
 #include "outcome/run_report.hpp"
 
 namespace preflight::outcome {
@@ -47,8 +48,10 @@ struct SlurmClient {
     // State=RESUME only when the node's current reason is ours; `why` says what was done.
     // Returns true when resumed.
     bool resume_if_ours(const std::string& node, std::string* why) const;
-    // Any scontrol command; error carries the first output line.
+    // Any scontrol command (args after the program); error carries the first output line.
     core::Result<std::string> run(const std::vector<std::string>& args) const;
+    // A full argv whose first element is the program, e.g. a planned action's.
+    core::Result<std::string> run_argv(const std::vector<std::string>& argv) const;
 };
 
 // Carries out one planned slurm drain (used by apply_actions): refuses, without touching the node,

@@ -4,33 +4,25 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
 #include "controller/cli/cli_certify.hpp"
+#include "controller/cli/cli_common.hpp"
+#include "controller/cli/cli_report.hpp"
 #include "controller/cli/cli_slurm.hpp"
+#include "controller/cli/cli_testbed.hpp"
 #include "controller/run/orchestrator.hpp"
-#include "core/atomic_file.hpp"
 #include "core/config.hpp"
 #include "core/exit_code.hpp"
 #include "core/inventory.hpp"
 #include "core/log.hpp"
 #include "core/process.hpp"
-#include "outcome/job_impact.hpp"
-#include "outcome/report/html.hpp"
-#include "outcome/report/json.hpp"
-#include "outcome/report/junit.hpp"
-#include "outcome/report/markdown.hpp"
-#include "outcome/report/prometheus.hpp"
+#include "outcome/report/renderers.hpp"
 #include "outcome/report/terminal.hpp"
 #include "plugins/check.hpp"
-#include "testbed/demo.hpp"
-#include "testbed/fabric.hpp"
 
 namespace preflight::controller {
 namespace {
@@ -123,117 +115,16 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
     return report.exit_code;
 }
 
-core::Result<outcome::RunReport> load_report(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) {
-        return core::Error{"cannot open " + path};
+// The files a run writes under --report-dir, for the help text.
+std::string report_file_names() {
+    std::string out;
+    for (const auto& r : outcome::renderers()) {
+        out += (out.empty() ? "" : ", ") + std::string(r.file_name);
     }
-    try {
-        return outcome::report_from_json(nlohmann::ordered_json::parse(in));
-    } catch (const std::exception& e) {
-        return core::Error{path + ": " + e.what()};
-    }
-}
-
-struct ReportArgs {
-    std::string input;
-    std::string format = "html";
-    std::string output;
-};
-
-int do_report(const ReportArgs& args) {
-    auto report = load_report(args.input);
-    if (!report) {
-        std::fprintf(stderr, "preflight report: %s\n", report.error().message.c_str());
-        return core::to_int(core::ExitCode::usage);
-    }
-    std::string text;
-    if (args.format == "html") {
-        text = outcome::render_html(*report);
-    } else if (args.format == "md") {
-        text = outcome::render_markdown(*report);
-    } else if (args.format == "junit") {
-        text = outcome::render_junit(*report);
-    } else if (args.format == "prom") {
-        text = outcome::render_prometheus(*report);
-    } else if (args.format == "json") {
-        text = outcome::render_json(*report);
-    } else {
-        text = outcome::render_terminal(*report, false);
-    }
-    if (args.output.empty() || args.output == "-") {
-        std::cout << text << std::flush;
-        return 0;
-    }
-    if (auto st = core::write_file_atomic(args.output, text); !st) {
-        std::fprintf(stderr, "preflight report: %s\n", st.error().message.c_str());
-        return 1;
-    }
-    return 0;
-}
-
-struct EstimateArgs {
-    outcome::JobProfile job;
-    double busbw_gbps = 0.0;
-    std::string report;
-    std::string check;
-};
-
-int do_estimate(const EstimateArgs& args) {
-    if (args.report.empty()) {
-        auto e = outcome::estimate_step(args.job, args.busbw_gbps);
-        if (!e) {
-            std::fprintf(stderr, "preflight estimate: %s\n", e.error().message.c_str());
-            return core::to_int(core::ExitCode::usage);
-        }
-        std::cout << outcome::render_step_estimate(args.job, *e);
-        // How the ring factor 2(n-1)/n moves the time from bytes / busBW (2 ranks) toward
-        // 2 x bytes / busBW.
-        std::cout << "\nranks  ring factor  all-reduce\n";
-        for (const auto& s : outcome::ring_scaling(args.job, args.busbw_gbps)) {
-            std::printf("%-6ld %-12s %s\n", s.ranks,
-                        outcome::format_significant(s.ring_factor, 4).c_str(),
-                        outcome::format_duration(s.allreduce_s).c_str());
-        }
-        const double limit = e->gradient_bytes * 2.0 / (args.busbw_gbps * 1e9);
-        std::printf("limit  2.000        %s  (2 x bytes / busBW as ranks grow)\n",
-                    outcome::format_duration(limit).c_str());
-        std::cout << std::flush;
-        return 0;
-    }
-    auto report = load_report(args.report);
-    if (!report) {
-        std::fprintf(stderr, "preflight estimate: %s\n", report.error().message.c_str());
-        return core::to_int(core::ExitCode::usage);
-    }
-    outcome::JobProfile job = args.job;
-    if (job.nodes <= 0) {
-        job.nodes = static_cast<int>(report->nodes.size());
-    }
-    auto impact = outcome::estimate_fleet(job, *report, args.check);
-    if (!impact) {
-        std::fprintf(stderr, "preflight estimate: %s\n", impact.error().message.c_str());
-        return core::to_int(core::ExitCode::usage);
-    }
-    std::cout << outcome::render_step_estimate(job, impact->with_all) << "\n"
-              << outcome::render_fleet_impact(job, *impact) << std::flush;
-    return 0;
+    return out;
 }
 
 }  // namespace
-
-void override_controller_address(core::ControllerConfig& controller, const std::string& advertise,
-                                 const std::string& listen, int port) {
-    if (!advertise.empty()) {
-        controller.advertise = advertise;
-    }
-    if (!listen.empty()) {
-        controller.listen = listen;
-    }
-    if (port >= 0) {
-        controller.port = port;
-    }
-}
 
 int preflight_main(int argc, char** argv) {
     CLI::App app{"preflight: validate GPU cluster nodes before a job starts"};
@@ -255,7 +146,8 @@ int preflight_main(int argc, char** argv) {
         ->capture_default_str();
     run_cmd->add_option("--config", run.config, "run configuration YAML")->check(CLI::ExistingFile);
     run_cmd->add_option("--report-dir", run.report_dir,
-                        "report and agent logs (default preflight-reports/RUN_ID)");
+                        "the report in every format (" + report_file_names() +
+                            ") and agent logs (default preflight-reports/RUN_ID)");
     run_cmd->add_option("--json", run.json, "also write the JSON report here");
     auto* apply_flag =
         run_cmd->add_flag("--apply", run.apply, "carry out planned actions (default: plan only)");
@@ -273,85 +165,20 @@ int preflight_main(int argc, char** argv) {
         ->check(CLI::IsMember({"auto", "always", "never"}));
     run_cmd->add_flag("--no-progress", run.no_progress, "no progress lines on stderr");
     add_slurm_run_options(run_cmd, run.slurm);
-    auto run_slurm_command = add_slurm_commands(app);
 
-    testbed::DemoArgs demo;
-    auto* demo_cmd = app.add_subcommand(
-        "demo", "build a namespace fabric with one degraded host and run the pipeline (root)");
-    demo_cmd->add_option("--hosts", demo.hosts, "number of hosts")
-        ->check(CLI::Range(2, 64))
-        ->capture_default_str();
-    demo_cmd->add_option("--rate", demo.rates,
-                         "HOST=RATE, e.g. h3=200mbit (repeatable; default h3=200mbit, others "
-                         "400mbit)");
-    demo_cmd->add_option("--report-dir", demo.report_dir, "report directory");
-    demo_cmd->add_option("--json", demo.json, "also write the JSON report here");
-    demo_cmd
-        ->add_option("--tls", demo.tls_dir,
-                     "TLS between agents and controller: DIR with ca.pem, controller.pem, "
-                     "controller.key for 10.77.0.254 (scripts/tls_make_ca.sh DIR IP:10.77.0.254)")
-        ->check(CLI::ExistingDirectory);
-
-    std::string fabric_name = "pf";
-    testbed::FabricSpec fabric_spec;
-    std::vector<std::string> fabric_rates;
-    std::string fabric_inventory;
-    auto* fabric_cmd = app.add_subcommand("fabric", "test-bed fabric of network namespaces (root)");
-    fabric_cmd->require_subcommand(1);
-    auto* up = fabric_cmd->add_subcommand("up", "create a fabric and write its inventory");
-    up->add_option("--name", fabric_spec.name, "namespace prefix")->required();
-    up->add_option("--hosts", fabric_spec.hosts, "hosts")->check(CLI::Range(1, 250));
-    up->add_option("--rate", fabric_rates, "HOST=RATE (repeatable)");
-    up->add_option("--default-rate", fabric_spec.default_rate, "rate of other hosts");
-    up->add_option("--subnet", fabric_spec.subnet, "first three octets, e.g. 10.77.0");
-    up->add_option("--inventory", fabric_inventory, "write the inventory YAML here")->required();
-    auto* down = fabric_cmd->add_subcommand("down", "remove a fabric's namespaces");
-    down->add_option("--name", fabric_name, "namespace prefix")->required();
-
-    ReportArgs report_args;
-    auto* report_cmd =
-        app.add_subcommand("report", "render a saved report.json as html, md, junit, prom, ...");
-    report_cmd->add_option("input", report_args.input, "report.json of a run")
-        ->required()
-        ->check(CLI::ExistingFile);
-    report_cmd->add_option("--format", report_args.format, "html, md, junit, prom, text, json")
-        ->check(CLI::IsMember({"html", "md", "junit", "prom", "text", "json"}))
-        ->capture_default_str();
-    report_cmd->add_option("-o,--output", report_args.output, "write here (default: stdout)");
-
-    EstimateArgs estimate;
-    auto* estimate_cmd = app.add_subcommand(
-        "estimate", "job impact: all-reduce time, step time and GPU utilization from busBW");
-    estimate_cmd->add_option("--params", estimate.job.params, "model parameters, e.g. 7e9")
-        ->required();
-    estimate_cmd->add_option("--dtype", estimate.job.dtype, "gradient type: fp32, bf16, fp16, fp8")
-        ->check(CLI::IsMember({"fp32", "bf16", "fp16", "fp8"}))
-        ->capture_default_str();
-    estimate_cmd->add_option("--nodes", estimate.job.nodes,
-                             "nodes in the job (default with --report: the report's)");
-    estimate_cmd->add_option("--gpus-per-node", estimate.job.gpus_per_node, "ranks per node")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
-    estimate_cmd
-        ->add_option("--compute-ms", estimate.job.compute_ms,
-                     "compute time per step without communication (ms)")
-        ->required();
-    auto* bw_opt = estimate_cmd->add_option("--busbw", estimate.busbw_gbps,
-                                            "per-rank bus bandwidth, GB/s (nccl-tests busBW)");
-    auto* rep_opt = estimate_cmd->add_option(
-        "--report", estimate.report, "take busBW from a run: all nodes vs without flagged ones");
-    rep_opt->check(CLI::ExistingFile);
-    bw_opt->excludes(rep_opt);
-    estimate_cmd->add_option("--check", estimate.check,
-                             "with --report: the collective check (default: the first)");
-
-    auto run_certify_command = add_certify_command(app);
+    const std::vector<SubcommandRun> subcommands = {
+        add_slurm_commands(app),
+        add_report_commands(app),
+        add_certify_command(app),
+        add_testbed_commands(app, argv[0]),
+    };
+    set_exit_code_footer(app);
 
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         int rc = app.exit(e);
-        return rc == 0 ? 0 : core::to_int(core::ExitCode::usage);
+        return rc == 0 ? core::to_int(core::ExitCode::ok) : core::to_int(core::ExitCode::usage);
     }
     if (auto st = core::init_logging(
             log_level, log_json ? core::LogFormat::json : core::LogFormat::text, "preflight");
@@ -360,11 +187,10 @@ int preflight_main(int argc, char** argv) {
         return core::to_int(core::ExitCode::usage);
     }
 
-    if (auto rc = run_certify_command(log_level, log_json)) {
-        return *rc;
-    }
-    if (auto rc = run_slurm_command(log_level, log_json)) {
-        return *rc;
+    for (const auto& run_subcommand : subcommands) {
+        if (auto rc = run_subcommand(log_level, log_json)) {
+            return *rc;
+        }
     }
     if (run_cmd->parsed()) {
         if (run.inventory.empty() && run.nodes.empty() && run.launcher == "slurm") {
@@ -375,56 +201,6 @@ int preflight_main(int argc, char** argv) {
             return core::to_int(core::ExitCode::usage);
         }
         return do_run(run, log_level, log_json);
-    }
-    if (report_cmd->parsed()) {
-        return do_report(report_args);
-    }
-    if (estimate_cmd->parsed()) {
-        if (estimate.report.empty() && estimate.busbw_gbps <= 0.0) {
-            std::fprintf(stderr, "preflight estimate: give --busbw GB/s or --report RUN.json\n");
-            return core::to_int(core::ExitCode::usage);
-        }
-        if (estimate.report.empty() && estimate.job.nodes <= 0) {
-            std::fprintf(stderr, "preflight estimate: give --nodes\n");
-            return core::to_int(core::ExitCode::usage);
-        }
-        return do_estimate(estimate);
-    }
-    if (demo_cmd->parsed()) {
-        demo.log_level = log_level;
-        return testbed::run_demo(demo, argv[0]);
-    }
-    if (up->parsed()) {
-        for (const auto& r : fabric_rates) {
-            auto eq = r.find('=');
-            if (eq == std::string::npos) {
-                std::fprintf(stderr, "preflight fabric up: --rate wants HOST=RATE, got '%s'\n",
-                             r.c_str());
-                return core::to_int(core::ExitCode::usage);
-            }
-            fabric_spec.rates[r.substr(0, eq)] = r.substr(eq + 1);
-        }
-        auto fabric = testbed::Fabric::create(fabric_spec);
-        if (!fabric) {
-            std::fprintf(stderr, "preflight fabric up: %s\n", fabric.error().message.c_str());
-            return 1;
-        }
-        if (auto st = core::write_file_atomic(fabric_inventory, fabric->inventory_yaml()); !st) {
-            std::fprintf(stderr, "preflight fabric up: %s\n", st.error().message.c_str());
-            return 1;
-        }
-        fabric->release();  // stays up until `preflight fabric down`
-        std::printf("fabric %s up: head %s (%s), %zu hosts; inventory %s\n", fabric->name().c_str(),
-                    fabric->head_netns().c_str(), fabric->head_address().c_str(),
-                    fabric->hosts().size(), fabric_inventory.c_str());
-        return 0;
-    }
-    if (down->parsed()) {
-        if (auto st = testbed::Fabric::remove_stale(fabric_name); !st) {
-            std::fprintf(stderr, "preflight fabric down: %s\n", st.error().message.c_str());
-            return 1;
-        }
-        return 0;
     }
     return core::to_int(core::ExitCode::usage);
 }

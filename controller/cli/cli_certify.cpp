@@ -4,9 +4,13 @@
 #include <cstdio>
 #include <memory>
 
+#include "controller/cli/cli_k8s.hpp"
+#include "controller/cli/cli_slurm.hpp"
+#include "core/exit_code.hpp"
+
 namespace preflight::controller {
 
-std::function<std::optional<int>(const std::string&, bool)> add_certify_command(CLI::App& app) {
+SubcommandRun add_certify_command(CLI::App& app) {
     auto args = std::make_shared<CertifyArgs>();
     auto* cmd = app.add_subcommand(
         "certify",
@@ -65,7 +69,7 @@ std::function<std::optional<int>(const std::string&, bool)> add_certify_command(
             std::fprintf(stderr,
                          "preflight certify: give --nodes HOSTLIST (Slurm) or --k8s "
                          "(Kubernetes)\n");
-            return 2;
+            return core::to_int(core::ExitCode::usage);
         }
         return certify_slurm_main(*args, log_level, log_json);
     };

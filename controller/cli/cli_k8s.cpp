@@ -1,9 +1,7 @@
-// `preflight certify --k8s` (the Kubernetes flow of cli_certify): which nodes to certify (the ones
-// tainted preflight.dev/uncertified, or
-// --nodes), a preflight run on them (or a saved --report), then the certification decisions,
-// printed and, with --apply, carried out on the Nodes.
-#include "controller/cli/cli.hpp"
-#include "controller/cli/cli_certify.hpp"
+// `preflight certify --k8s`: the nodes tainted preflight.dev/uncertified (or --nodes), a preflight
+// run on them (or a saved --report), then the certification decisions, printed and, with --apply,
+// carried out on the Nodes.
+#include "controller/cli/cli_k8s.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -62,7 +60,7 @@ int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool lo
                 auto names = k8s::uncertified_nodes(client);
                 if (!names) {
                     std::fprintf(stderr, "preflight certify: %s\n", names.error().message.c_str());
-                    return 4;
+                    return core::to_int(core::ExitCode::inconclusive);
                 }
                 for (const auto& n : *names) {
                     options.nodes.push_back(core::Node{n, "", "", {}});
@@ -75,7 +73,7 @@ int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool lo
         if (options.nodes.empty()) {
             std::printf("no node carries the %s taint: nothing to certify\n",
                         std::string(outcome::k8s::k_uncertified_key).c_str());
-            return 0;
+            return core::to_int(core::ExitCode::ok);
         }
         override_controller_address(options.config.controller, a.advertise, a.listen, a.port);
         options.launcher = a.launcher;
@@ -113,9 +111,10 @@ int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool lo
     std::printf("%d of %zu nodes certified%s\n", certified, decisions.size(),
                 a.apply ? "" : "; nothing changed (dry run: add --apply)");
     if (any_error) {
-        return 4;
+        return core::to_int(core::ExitCode::inconclusive);
     }
-    return certified == static_cast<int>(decisions.size()) ? 0 : 1;
+    return core::to_int(certified == static_cast<int>(decisions.size()) ? core::ExitCode::ok
+                                                                        : core::ExitCode::failed);
 }
 
 }  // namespace preflight::controller

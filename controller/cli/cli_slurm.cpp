@@ -9,8 +9,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "controller/cli/cli.hpp"
-#include "controller/cli/cli_certify.hpp"
 #include "controller/launch/slurm_launcher.hpp"
 #include "controller/run/certify.hpp"
 #include "core/atomic_file.hpp"
@@ -22,6 +20,7 @@
 #include "plugins/check.hpp"
 
 namespace preflight::controller {
+
 int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bool log_json) {
     CertifyOptions options;
     try {
@@ -116,7 +115,7 @@ std::optional<int> prepare_slurm_run(RunOptions& options) {
     return std::nullopt;
 }
 
-std::function<std::optional<int>(const std::string&, bool)> add_slurm_commands(CLI::App& app) {
+SubcommandRun add_slurm_commands(CLI::App& app) {
     struct State {
         std::string pattern;
         CLI::App* expand = nullptr;
@@ -143,7 +142,7 @@ std::function<std::optional<int>(const std::string&, bool)> add_slurm_commands(C
             for (const auto& n : names.value()) {
                 std::printf("%s\n", n.c_str());
             }
-            return 0;
+            return core::to_int(core::ExitCode::ok);
         }
         if (st->compress->parsed()) {
             auto names = core::expand_hostlist(st->pattern);
@@ -152,7 +151,7 @@ std::function<std::optional<int>(const std::string&, bool)> add_slurm_commands(C
                 return core::to_int(core::ExitCode::usage);
             }
             std::printf("%s\n", core::compress_hostlist(names.value()).c_str());
-            return 0;
+            return core::to_int(core::ExitCode::ok);
         }
         return std::nullopt;
     };

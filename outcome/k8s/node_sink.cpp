@@ -11,7 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/log.hpp"
-#include "outcome/actions.hpp"
+#include "outcome/action_commands.hpp"
 
 namespace preflight::outcome::k8s {
 
@@ -288,15 +288,16 @@ std::function<void(const RunReport&, Action&)> make_action_sink(const core::Kube
         NodeChange change;
         change.node = action.node;
         Taint taint;
-        taint.key = std::string(k_degraded_key);
-        taint.value = "unknown";
-        try {
-            const auto& t = action.patch.at("spec").at("taints").at(0);
+        auto take = [&taint](const nlohmann::json& t) {
             taint.key = t.at("key").get<std::string>();
             taint.value = t.at("value").get<std::string>();
             taint.effect = t.at("effect").get<std::string>();
+        };
+        // A plan without a patch still taints, as for a check whose name is unknown.
+        take(degraded_taint({}));
+        try {
+            take(action.patch.at("spec").at("taints").at(0));
         } catch (const std::exception&) {
-            // A plan without a patch still taints: the check name is then unknown.
         }
         change.set_taint = taint;
         change.labels[std::string(k_status_label)] = "fail";

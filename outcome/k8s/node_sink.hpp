@@ -14,12 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "outcome/action_commands.hpp"
 #include "outcome/k8s/client.hpp"
 #include "outcome/run_report.hpp"
 
 namespace preflight::outcome::k8s {
 
-inline constexpr std::string_view k_degraded_key = "preflight.dev/degraded";
+inline constexpr std::string_view k_degraded_key = k_taint_key;
 inline constexpr std::string_view k_uncertified_key = "preflight.dev/uncertified";
 inline constexpr std::string_view k_status_label = "preflight.dev/status";
 inline constexpr std::string_view k_busbw_label = "preflight.dev/busbw-gbps";
@@ -71,9 +72,9 @@ class NodeSink {
     int m_max_conflicts;
 };
 
-// For apply_actions: carries out one planned k8s "taint" action (taint from the action's patch,
-// labels status=fail and busBW, reason annotation, a Warning Event). Credentials are loaded on the
-// first call; failures land in action.error.
+// For K8sSink (sink.hpp): carries out one planned k8s "taint" action (taint from the action's
+// patch, labels status=fail and busBW, reason annotation, a Warning Event). Credentials are loaded
+// on the first call; failures land in action.error.
 std::function<void(const RunReport&, Action&)> make_action_sink(const core::KubernetesConfig& cfg);
 
 // Label value for a busBW figure: "12.3" (label-value syntax, 63 characters at most).

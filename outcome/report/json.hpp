@@ -1,42 +1,18 @@
-// The canonical JSON report. Its shape is preflight's versioned contract with users and scripts
-// (schema_version, controller::k_schema_version): fields are only ever added within a version; a
-// removal or a change of meaning bumps the version. Every other renderer shows a subset of it.
-//
-// Top level: schema_version, run_id, started_at, finished_at, wall_seconds, launcher, apply,
-// config, summary {pass, warn, fail, skip, error, total}, nodes [{name, labels, verdict, reasons,
-// checks {<check>: {verdict, metrics, detail[, median, mad, fraction_of_median, threshold,
-// floor]}}}], groups [{round, id, check, members, busbw_gbps (null when absent), rank_busbw_gbps,
-// slow, error, seconds}], rounds [{round, purpose, steps, seconds}], actions [{node, kind, sink,
-// reason, argv, patch, applied, error}], breaker {tripped, candidates, planned, allowed,
-// max_action_fraction, message}, exit_code.
+// A run's report files: the JSON document (json_document.hpp, included) and every other format of
+// the renderer table, written next to it.
 #pragma once
 
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "core/result.hpp"
+#include "outcome/report/json_document.hpp"
 #include "outcome/run_report.hpp"
 
 namespace preflight::outcome {
 
-// Pretty JSON (2-space indent) with a trailing newline. Invalid UTF-8 in node-supplied strings is
-// replaced (U+FFFD) rather than thrown on.
-std::string render_json(const RunReport& report);
-
-// The inverse of to_json, for renderers run on saved files (`preflight report RUN.json`). Accepts
-// any schema_version 1 document; absent fields keep their defaults, "summary" is recomputed, not
-// read. Throws nlohmann::json::exception on a wrong type and std::runtime_error on an unknown
-// verdict or a schema_version other than k_schema_version.
-// The ordered_json overload keeps the file's order of checks within a node (nlohmann::json sorts
-// keys), which is what `preflight report` uses.
-RunReport report_from_json(const nlohmann::json& j);
-RunReport report_from_json(const nlohmann::ordered_json& j);
-
-// Writes <report_dir>/report.json, report.txt (the terminal table without colour), report.html,
-// report.md, report.junit.xml and report.prom when report_dir is non-empty, and the JSON to
-// json_path when that is non-empty; each file atomically (temp file + rename). Every file is
-// attempted; the error names each one that failed.
+// Writes every format of the renderer table (report/renderers.hpp) under report_dir when that is
+// non-empty, and the JSON to json_path when that is non-empty; each file atomically (temp file +
+// rename). Every file is attempted; the error names each one that failed.
 core::Status write_report_files(const RunReport& report, const std::string& report_dir,
                                 const std::string& json_path);
 

@@ -6,6 +6,7 @@
 
 #include "outcome/job_impact.hpp"
 #include "outcome/report/terminal.hpp"
+#include "outcome/tally.hpp"
 
 namespace preflight::outcome {
 
@@ -38,14 +39,11 @@ std::string markdown_escape(std::string_view text) {
 }
 
 std::string render_markdown(const RunReport& r) {
-    int counts[5] = {0, 0, 0, 0, 0};
-    for (const auto& n : r.nodes) {
-        ++counts[static_cast<int>(n.verdict)];
-    }
+    const VerdictTally counts = tally(r);
     std::string out = "## preflight run " + markdown_escape(r.run_id) + "\n\n";
-    out += "**" + std::to_string(r.nodes.size()) + " nodes**: " + std::to_string(counts[0]) +
-           " pass, " + std::to_string(counts[1]) + " warn, " + std::to_string(counts[2]) +
-           " fail, " + std::to_string(counts[3]) + " skip, " + std::to_string(counts[4]) +
+    out += "**" + std::to_string(r.nodes.size()) + " nodes**: " + std::to_string(counts.pass) +
+           " pass, " + std::to_string(counts.warn) + " warn, " + std::to_string(counts.fail) +
+           " fail, " + std::to_string(counts.skip) + " skip, " + std::to_string(counts.error) +
            " error; exit code " + std::to_string(r.exit_code) + ". " +
            markdown_escape(r.started_at) + " to " + markdown_escape(r.finished_at) + " (" +
            fmt(r.wall_seconds) + " s, launcher " + markdown_escape(r.launcher) + ").\n\n";

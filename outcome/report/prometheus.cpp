@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "outcome/report/terminal.hpp"
+#include "outcome/tally.hpp"
 
 namespace preflight::outcome {
 
@@ -124,13 +125,10 @@ std::string render_prometheus(const RunReport& r) {
         }
     }
     family(out, "preflight_run_nodes", "Nodes in the last preflight run by verdict.");
+    const VerdictTally counts = tally(r);
     for (auto v : k_verdicts) {
-        int count = 0;
-        for (const auto& n : r.nodes) {
-            count += n.verdict == v ? 1 : 0;
-        }
         out += "preflight_run_nodes{verdict=\"" + std::string(core::to_string(v)) + "\"} " +
-               std::to_string(count) + "\n";
+               std::to_string(counts.of(v)) + "\n";
     }
     family(out, "preflight_run_exit_code", "Exit code of the last preflight run (0 all pass).");
     out += "preflight_run_exit_code " + std::to_string(r.exit_code) + "\n";

@@ -1,0 +1,51 @@
+// Declarations the `preflight` subcommand files share: the hook each subcommand file registers,
+// the exit-code help footer, the controller-address overrides and the arguments of `certify`.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "controller/launch/slurm_launcher.hpp"
+#include "core/config.hpp"
+
+namespace preflight::controller {
+
+// Runs a subcommand file's subcommand when it was parsed (after logging is set up) and gives its
+// exit code; nullopt when none of that file's subcommands was parsed.
+using SubcommandRun =
+    std::function<std::optional<int>(const std::string& log_level, bool log_json)>;
+
+// Puts core::k_exit_code_help under the help of app and of every subcommand below it.
+void set_exit_code_footer(CLI::App& app);
+
+// --advertise / --listen / --port given on the command line replace the config's values
+// (empty strings and a negative port mean "not given").
+void override_controller_address(core::ControllerConfig& controller, const std::string& advertise,
+                                 const std::string& listen, int port);
+
+// `preflight certify` arguments, for both schedulers (cli_certify.cpp parses them).
+struct CertifyArgs {
+    bool k8s = false;
+    std::string nodes;  // Slurm: required; k8s: default the nodes tainted uncertified
+    std::string config;
+    std::string report_dir;
+    std::string advertise;
+    bool apply = false;
+    // Slurm only
+    std::string agent;
+    std::string scontrol = "scontrol";
+    int minutes = 30;
+    bool json = false;
+    SlurmLaunchOptions slurm;
+    // Kubernetes only
+    std::string report;
+    std::string launcher = "k8s";
+    std::string listen;
+    int port = -1;
+    std::string token_file;
+};
+
+}  // namespace preflight::controller
