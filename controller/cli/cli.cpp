@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "controller/cli/cli_certify.hpp"
+#include "controller/cli/cli_checks.hpp"
 #include "controller/cli/cli_slurm.hpp"
 #include "controller/run/orchestrator.hpp"
 #include "core/atomic_file.hpp"
@@ -346,6 +347,7 @@ int preflight_main(int argc, char** argv) {
                              "with --report: the collective check (default: the first)");
 
     auto run_certify_command = add_certify_command(app);
+    auto run_checks_command = add_checks_command(app);
 
     try {
         app.parse(argc, argv);
@@ -361,6 +363,9 @@ int preflight_main(int argc, char** argv) {
     }
 
     if (auto rc = run_certify_command(log_level, log_json)) {
+        return *rc;
+    }
+    if (auto rc = run_checks_command()) {
         return *rc;
     }
     if (auto rc = run_slurm_command(log_level, log_json)) {
