@@ -211,7 +211,7 @@ class Session {
             hello.node = m_options.node;
             hello.version = k_version;
             for (const auto& entry : plugins::builtin_checks()) {
-                hello.capabilities.emplace_back(entry.name);
+                hello.capabilities.emplace_back(entry.spec.name);
             }
             hello.inventory = {{"sysfs_root", m_options.sysfs_root}, {"pid", ::getpid()}};
             hello.mac = core::auth_mac(m_options.token, challenge->nonce, m_options.node);

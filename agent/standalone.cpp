@@ -267,8 +267,8 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
     auto mutex = std::make_shared<std::mutex>();
     std::vector<std::string> node_checks;
     for (const auto& check : cfg.checks) {
-        auto probe = plugins::make_check(check);
-        if (probe && probe->scope() == plugins::Scope::node) {
+        const auto* spec = plugins::find_check_spec(check);
+        if (spec != nullptr && spec->phase == core::Phase::node_local) {
             node_checks.push_back(check);
         }
     }

@@ -25,27 +25,34 @@ enum class Phase { node_local, collective };
 enum class Judged { absolute, fleet, both };
 
 struct MetricSpec {
-    std::string name;  // empty: the check has no judged metric
-    std::string unit;  // "GB/s", "Mb/s", ...
+    std::string name{};  // empty: the check has no judged metric
+    std::string unit{};  // "GB/s", "Mb/s", ...
 };
 
 struct CheckSpec {
-    std::string name;    // "collective.gloo_allreduce"
-    std::string family;  // "collective", "link", "gpu", "exec"
+    std::string name{};    // "collective.gloo_allreduce"
+    std::string family{};  // "collective", "link", "gpu", "exec"
     Phase phase = Phase::node_local;
-    std::string summary;  // one line for `preflight checks list`
-    std::vector<ParamSpec> params;
-    MetricSpec metric;
+    std::string summary{};  // one line for `preflight checks list`
+    std::vector<ParamSpec> params{};
+    MetricSpec metric{};
     Judged judged = Judged::absolute;
     // Takes a counter baseline before the collectives and judges growth after them (a `phase`
     // parameter with "begin"/"end"), e.g. pause and InfiniBand error counters.
     bool brackets_collectives = false;
     // Metrics that are settings (MTU, link rate, DCQCN enables): compared across the cohort for
-    // drift, never judged against a median.
-    std::vector<std::string> settings;
+    // drift, never judged against a median. Each is a pattern over the metric's name: `*` matches
+    // any run of characters, `?` exactly one ("*.mtu" takes "eth0.mtu" but not "mtu").
+    std::vector<std::string> settings{};
 
     bool fleet_judged() const { return judged != Judged::absolute && !metric.name.empty(); }
+    // Whether metric_name matches one of settings.
+    bool is_setting(std::string_view metric_name) const;
 };
+
+// Whether text matches pattern, where `*` matches any run of characters (also none) and `?`
+// exactly one; every other character matches itself.
+bool glob_match(std::string_view pattern, std::string_view text);
 
 constexpr std::string_view to_string(Phase phase) {
     return phase == Phase::node_local ? "node-local" : "collective";

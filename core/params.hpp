@@ -19,6 +19,7 @@ struct ParamSpec {
     ParamType type;
     nlohmann::json default_value;  // null: required
     std::string help;
+    std::string unit{};  // "B", "s", "ms", "Mb/s", ...; empty for counts, flags and names
 };
 
 // Checks value's JSON type against spec; integers are accepted where numbers are expected.

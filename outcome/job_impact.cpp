@@ -1,4 +1,5 @@
 #include "outcome/job_impact.hpp"
+#include "core/check_spec.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -102,7 +103,7 @@ std::vector<std::string> busbw_checks(const RunReport& report) {
     std::set<std::string> names;
     for (const auto& n : report.nodes) {
         for (const auto& c : n.checks) {
-            if (c.metrics.count("busbw_gbps") != 0) {
+            if (c.metrics.count(std::string(core::k_busbw_metric)) != 0) {
                 names.insert(c.check);
             }
         }
@@ -126,7 +127,7 @@ core::Result<FleetImpact> estimate_fleet(const JobProfile& job, const RunReport&
     double slowest_kept = std::numeric_limits<double>::infinity();
     for (const auto& n : report.nodes) {
         for (const auto& c : n.checks) {
-            auto it = c.metrics.find("busbw_gbps");
+            auto it = c.metrics.find(std::string(core::k_busbw_metric));
             if (c.check != impact.check || it == c.metrics.end() || !std::isfinite(it->second)) {
                 continue;
             }

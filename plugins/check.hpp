@@ -1,11 +1,13 @@
-// The check interface the agent runs. A check declares typed parameters and a scope; the base class
-// owns the cross-cutting work in a final run(): resolving parameters, stamping name and duration,
-// turning exceptions into `error`, and refusing to start past the deadline. Plugins implement
-// run_impl().
+// The check interface the agent runs, and the table of checks. A check is constructed from its
+// core::CheckSpec (name, phase, typed parameters, judged metric), declared once next to its code;
+// name(), scope() and params() read that spec. The base class owns the cross-cutting work in a
+// final run(): resolving parameters, stamping name and duration, turning exceptions into `error`,
+// and refusing to start past the deadline. Plugins implement run_impl().
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,10 +46,18 @@ struct CheckContext {
 
 class Check {
   public:
+    explicit Check(core::CheckSpec spec) : m_spec(std::move(spec)) {}
     virtual ~Check() = default;
-    virtual std::string_view name() const = 0;
-    virtual Scope scope() const = 0;
-    virtual std::vector<core::ParamSpec> params() const = 0;
+    Check(const Check&) = delete;
+    Check& operator=(const Check&) = delete;
+
+    const core::CheckSpec& spec() const { return m_spec; }
+    std::string_view name() const { return m_spec.name; }
+    // Node-local checks run on each node alone; collective ones in groups.
+    Scope scope() const {
+        return m_spec.phase == core::Phase::collective ? Scope::group : Scope::node;
+    }
+    const std::vector<core::ParamSpec>& params() const { return m_spec.params; }
 
     // Never throws. Unknown/mistyped params -> error; exceptions -> error with the message;
     // stamps result.check = name() and result.seconds.
@@ -56,18 +66,37 @@ class Check {
   protected:
     // params are resolved: every declared parameter is present with the right type.
     virtual core::CheckResult run_impl(const CheckContext& ctx, const nlohmann::json& params) = 0;
+
+  private:
+    core::CheckSpec m_spec;
 };
 
+// One row of a check table: the check's spec and how to construct it. make() builds a check whose
+// spec() equals spec (both come from the same spec function next to the check's code).
 struct CheckEntry {
-    std::string_view name;
+    core::CheckSpec spec;
     std::unique_ptr<Check> (*make)();
 };
+using CheckTable = std::vector<CheckEntry>;
 
-// The one table of built-in checks (GPU entries behind PREFLIGHT_WITH_NCCL).
-const std::vector<CheckEntry>& builtin_checks();
-std::unique_ptr<Check> make_check(std::string_view name);       // nullptr when unknown
-const core::CheckSpec* find_check_spec(std::string_view name);  // TEMPORARY
-// Declared parameters of every built-in check, for the config loader.
+// The row for a check class T with a `static core::CheckSpec check_spec()` and a default
+// constructor: `check_entry<NetdevCheck>()`.
+template <class T>
+CheckEntry check_entry() {
+    return {T::check_spec(), []() -> std::unique_ptr<Check> { return std::make_unique<T>(); }};
+}
+
+// The one table of built-in checks (GPU entries behind PREFLIGHT_WITH_*). A test or a site build
+// composes a larger table by copying this one and appending rows.
+const CheckTable& builtin_checks();
+
+// Lookups over a table (the built-in one when none is given); nullptr when the name is unknown.
+const core::CheckSpec* find_check_spec(const CheckTable& table, std::string_view name);
+const core::CheckSpec* find_check_spec(std::string_view name);
+std::unique_ptr<Check> make_check(const CheckTable& table, std::string_view name);
+std::unique_ptr<Check> make_check(std::string_view name);
+// Declared parameters of every check in a table, for the config loader.
+std::map<std::string, std::vector<core::ParamSpec>> param_catalog(const CheckTable& table);
 std::map<std::string, std::vector<core::ParamSpec>> param_catalog();
 
 }  // namespace preflight::plugins

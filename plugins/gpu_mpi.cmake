@@ -2,7 +2,7 @@
 # dependency was not found are left out, and the configure step says so.
 target_sources(preflight_plugins PRIVATE
   collective/mpi_world.cpp
-  collective/nccl_profile.cpp
+  collective/nccl_allreduce_spec.cpp
   collective/nccl_rendezvous.cpp
   collective/step_watchdog.cpp
   exec/nccl_tests.cpp
@@ -22,7 +22,7 @@ else()
   list(APPEND _pf_left_out "gpu.inventory (PREFLIGHT_WITH_CUDA=OFF)")
 endif()
 if(PREFLIGHT_WITH_NCCL)
-  target_sources(preflight_plugins PRIVATE collective/nccl_allreduce.cpp)
+  target_sources(preflight_plugins PRIVATE collective/nccl_allreduce.cpp collective/nccl_local_ranks.cpp)
   target_include_directories(preflight_plugins PRIVATE ${PREFLIGHT_NCCL_INCLUDE_DIR})
   target_link_libraries(preflight_plugins PRIVATE ${PREFLIGHT_NCCL_LIBRARY})
   target_compile_definitions(preflight_plugins PUBLIC PREFLIGHT_WITH_NCCL=1)

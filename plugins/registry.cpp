@@ -1,5 +1,5 @@
-// The one table of built-in checks. Adding a check means adding a row here, nowhere else: no
-// self-registering statics, so what a binary can run is visible in one place.
+// The one table of built-in checks. Adding a check means one file with the check and its spec, and
+// a row here: no self-registering statics, so what a binary can run is visible in one place.
 #include <map>
 #include <memory>
 #include <string>
@@ -31,12 +31,11 @@ namespace preflight::plugins {
 
 namespace {
 
-template <class T>
-std::unique_ptr<Check> make() {
-    return std::make_unique<T>();
-}
-
 #if PREFLIGHT_WITH_NCCL
+// One class, two rows: the same runner across nodes and on one node's GPUs alone.
+std::unique_ptr<Check> make_nccl_group() {
+    return std::make_unique<NcclAllreduceCheck>(Scope::group);
+}
 std::unique_ptr<Check> make_nccl_local() {
     return std::make_unique<NcclAllreduceCheck>(Scope::node);
 }
@@ -44,47 +43,68 @@ std::unique_ptr<Check> make_nccl_local() {
 
 }  // namespace
 
-const std::vector<CheckEntry>& builtin_checks() {
-    static const std::vector<CheckEntry> k_checks = {
-        {"link.netdev", &make<NetdevCheck>},
-        {"link.infiniband", &make<InfinibandCheck>},
-        {"link.pcie", &make<PcieCheck>},
-        {"link.peermem", &make<PeermemCheck>},
-        {"link.roce", &make<RoceCheck>},
-        {"link.pause", &make<PauseCheck>},
+const CheckTable& builtin_checks() {
+    static const CheckTable k_checks = {
+        check_entry<NetdevCheck>(),
+        check_entry<InfinibandCheck>(),
+        check_entry<PcieCheck>(),
+        check_entry<PeermemCheck>(),
+        check_entry<RoceCheck>(),
+        check_entry<PauseCheck>(),
 #if PREFLIGHT_WITH_GLOO
-        {"collective.gloo_allreduce", &make<GlooAllreduceCheck>},
+        check_entry<GlooAllreduceCheck>(),
 #endif
-        {"exec.nccl_tests", &make<NcclTestsCheck>},
+        check_entry<NcclTestsCheck>(),
 #if PREFLIGHT_WITH_CUDA
-        {"gpu.inventory", &make<GpuInventoryCheck>},
+        check_entry<GpuInventoryCheck>(),
 #endif
 #if PREFLIGHT_WITH_NCCL
-        {"collective.nccl_allreduce", &make<NcclAllreduceCheck>},
-        {"collective.nccl_allreduce_local", &make_nccl_local},
+        {NcclAllreduceCheck::check_spec(Scope::group), &make_nccl_group},
+        {NcclAllreduceCheck::check_spec(Scope::node), &make_nccl_local},
 #endif
 #if PREFLIGHT_WITH_MPI
-        {"collective.mpi_allreduce", &make<MpiAllreduceCheck>},
+        check_entry<MpiAllreduceCheck>(),
 #endif
     };
     return k_checks;
 }
 
-std::unique_ptr<Check> make_check(std::string_view name) {
-    for (const auto& entry : builtin_checks()) {
-        if (entry.name == name) {
+const core::CheckSpec* find_check_spec(const CheckTable& table, std::string_view name) {
+    for (const auto& entry : table) {
+        if (entry.spec.name == name) {
+            return &entry.spec;
+        }
+    }
+    return nullptr;
+}
+
+const core::CheckSpec* find_check_spec(std::string_view name) {
+    return find_check_spec(builtin_checks(), name);
+}
+
+std::unique_ptr<Check> make_check(const CheckTable& table, std::string_view name) {
+    for (const auto& entry : table) {
+        if (entry.spec.name == name) {
             return entry.make();
         }
     }
     return nullptr;
 }
 
-std::map<std::string, std::vector<core::ParamSpec>> param_catalog() {
+std::unique_ptr<Check> make_check(std::string_view name) {
+    return make_check(builtin_checks(), name);
+}
+
+std::map<std::string, std::vector<core::ParamSpec>> param_catalog(const CheckTable& table) {
     std::map<std::string, std::vector<core::ParamSpec>> catalog;
-    for (const auto& entry : builtin_checks()) {
-        catalog.emplace(std::string(entry.name), entry.make()->params());
+    for (const auto& entry : table) {
+        catalog.emplace(entry.spec.name, entry.spec.params);
     }
     return catalog;
+}
+
+std::map<std::string, std::vector<core::ParamSpec>> param_catalog() {
+    return param_catalog(builtin_checks());
 }
 
 }  // namespace preflight::plugins

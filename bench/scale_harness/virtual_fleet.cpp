@@ -117,7 +117,7 @@ class Fleet {
             m_dial_queue.push_back(i);
         }
         for (const auto& entry : plugins::builtin_checks()) {
-            m_capabilities.emplace_back(entry.name);
+            m_capabilities.emplace_back(entry.spec.name);
         }
         m_heartbeat = encode(core::msg::Heartbeat{});
     }

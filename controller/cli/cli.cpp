@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "controller/cli/cli_certify.hpp"
+#include "controller/cli/cli_checks.hpp"
 #include "controller/cli/cli_common.hpp"
 #include "controller/cli/cli_report.hpp"
 #include "controller/cli/cli_slurm.hpp"
@@ -171,6 +172,7 @@ int preflight_main(int argc, char** argv) {
         add_report_commands(app),
         add_certify_command(app),
         add_testbed_commands(app, argv[0]),
+        [run_checks = add_checks_command(app)](const std::string&, bool) { return run_checks(); },
     };
     set_exit_code_footer(app);
 

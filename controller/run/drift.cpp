@@ -2,14 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "plugins/check.hpp"
+
 namespace preflight::controller {
 
 namespace {
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-    return text.size() >= suffix.size() &&
-           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 std::string cohort_key(const outcome::NodeReport& node, const std::string& label) {
     auto it = node.labels.find(label);
@@ -37,13 +34,14 @@ bool split_roce_metric(const std::string& metric, std::string& ifname, std::stri
     return !ifname.empty() && (point == "roce_np" || point == "roce_rp") && prio.size() == 1;
 }
 
-// The words for one node's deviating value next to the cohort's majority.
+// The words for one node's deviating value next to the cohort's majority. A DCQCN enable
+// ("eth2.roce_np.prio3") reads as on/off for its interface and priority.
 std::string describe(const std::string& check, const std::string& metric, double value,
                      double majority, int agree, int total) {
     std::string ifname;
     std::string point;
     std::string prio;
-    if (check == "link.roce" && split_roce_metric(metric, ifname, point, prio)) {
+    if (split_roce_metric(metric, ifname, point, prio)) {
         auto state = [](double v) { return v == 1.0 ? std::string("on") : std::string("off"); };
         return fmt::format("{}: {}: DCQCN {} on prio {} ({}); {} for {} of {} nodes", check, ifname,
                            state(value), prio, point, state(majority), agree, total);
@@ -55,29 +53,9 @@ std::string describe(const std::string& check, const std::string& metric, double
 }  // namespace
 
 bool is_setting_metric(const std::string& check, const std::string& metric) {
-    if (check == "link.roce") {
-        std::string ifname;
-        std::string point;
-        std::string prio;
-        // PFC enables (bit n = prio n) are a setting too.
-        return split_roce_metric(metric, ifname, point, prio) || ends_with(metric, ".pfc_en");
-    }
-    if (check == "link.netdev") {
-        // Per-interface keys only: the unprefixed copies repeat the first interface.
-        return metric.find('.') != std::string::npos &&
-               (ends_with(metric, ".mtu") || ends_with(metric, ".speed_mbps"));
-    }
-    if (check == "link.infiniband") {
-        return ends_with(metric, ".rate_gbps");
-    }
-    if (check == "link.pcie") {
-        // Width only: GPU link speed follows load, so it differs between nodes legitimately.
-        return ends_with(metric, ".width");
-    }
-    if (check == "link.peermem") {
-        return metric == "peermem_loaded" || metric == "peermem_registered";
-    }
-    return false;
+    // Which metrics are settings is part of each check's spec (CheckSpec::settings).
+    const auto* spec = plugins::find_check_spec(check);
+    return spec != nullptr && spec->is_setting(metric);
 }
 
 std::map<std::string, std::vector<std::string>> drift_findings(

@@ -17,7 +17,8 @@ namespace preflight::controller {
 
 inline constexpr const char* k_drift_check = "drift";
 
-// Whether a check's metric is a setting that should agree across a cohort.
+// Whether a check's metric is a setting that should agree across a cohort: the check's spec in the
+// built-in table declares it (core::CheckSpec::settings); false for an unknown check.
 bool is_setting_metric(const std::string& check, const std::string& metric);
 
 // node name -> drift findings, in check and metric order; nodes without findings are absent.

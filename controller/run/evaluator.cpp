@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/judge.hpp"
+#include "plugins/check.hpp"
 
 namespace preflight::controller {
 namespace {
@@ -81,11 +82,11 @@ void apply_judgement(outcome::NodeCheck& nc, const core::Judgement& j) {
 }  // namespace
 
 std::optional<std::string> judged_metric(const std::string& check) {
-    // Collectives are judged on bus bandwidth, the figure nccl-tests reports (busbw_gbps).
-    if (check.rfind("collective.", 0) == 0) {
-        return std::string("busbw_gbps");
+    const auto* spec = plugins::find_check_spec(check);
+    if (spec == nullptr || !spec->fleet_judged()) {
+        return std::nullopt;
     }
-    return std::nullopt;
+    return spec->metric.name;
 }
 
 std::vector<outcome::NodeReport> evaluate(const std::vector<NodeInput>& inputs,

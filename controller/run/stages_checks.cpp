@@ -49,6 +49,9 @@ GroupCheckPlan group_plan(const RunContext& run, const std::string& check) {
     const auto& cfg = run.options.config;
     GroupCheckPlan plan;
     plan.check = check;
+    if (const auto* spec = plugins::find_check_spec(check); spec && !spec->metric.name.empty()) {
+        plan.metric = spec->metric.name;
+    }
     plan.params = step_params(cfg, check);
     plan.step_deadline_s = step_timeout_s(check, plan.params, 60.0);
     plan.controller_slack_s = cfg.deadlines.step_slack_s;

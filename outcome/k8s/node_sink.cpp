@@ -1,5 +1,6 @@
 // Node taints, labels, annotations and Events, with optimistic concurrency on resourceVersion.
 #include "outcome/k8s/node_sink.hpp"
+#include "core/check_spec.hpp"
 
 #include <unistd.h>
 
@@ -57,7 +58,7 @@ std::string busbw_label_value(double gbps) {
 
 std::optional<double> node_busbw(const NodeReport& node) {
     for (const auto& c : node.checks) {
-        auto it = c.metrics.find("busbw_gbps");
+        auto it = c.metrics.find(std::string(core::k_busbw_metric));
         if (it != c.metrics.end()) {
             return it->second;
         }

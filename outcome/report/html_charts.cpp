@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "core/check_spec.hpp"
 #include "outcome/report/html.hpp"
 #include "outcome/report/html_parts.hpp"
 #include "outcome/report/terminal.hpp"
@@ -33,7 +34,8 @@ std::vector<Sample> samples_for(const RunReport& r, const std::string& check) {
             }
             Sample s;
             s.node = n.name;
-            if (auto it = c.metrics.find("busbw_gbps"); it != c.metrics.end()) {
+            if (auto it = c.metrics.find(std::string(core::k_busbw_metric));
+                it != c.metrics.end()) {
                 s.value = it->second;
             }
             s.verdict = c.verdict;

@@ -4,6 +4,7 @@
 #include <map>
 #include <vector>
 
+#include "core/check_spec.hpp"
 #include "outcome/job_impact.hpp"
 #include "outcome/report/html.hpp"
 #include "outcome/report/html_parts.hpp"
@@ -51,7 +52,7 @@ std::string node_table(const RunReport& r, const std::vector<std::string>& check
                 if (c.check != name) {
                     continue;
                 }
-                auto it = c.metrics.find("busbw_gbps");
+                auto it = c.metrics.find(std::string(core::k_busbw_metric));
                 cell = it == c.metrics.end() ? std::string(core::to_string(c.verdict))
                                              : fmt(it->second);
                 if (it != c.metrics.end() && c.fraction_of_median) {

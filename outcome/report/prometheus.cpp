@@ -1,4 +1,5 @@
 #include "outcome/report/prometheus.hpp"
+#include "core/check_spec.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -98,7 +99,8 @@ std::string render_prometheus(const RunReport& r) {
            "check.");
     for (const auto& n : r.nodes) {
         for (const auto& c : n.checks) {
-            if (auto it = c.metrics.find("busbw_gbps"); it != c.metrics.end()) {
+            if (auto it = c.metrics.find(std::string(core::k_busbw_metric));
+                it != c.metrics.end()) {
                 out += "preflight_busbw_gbps{node=\"" + prometheus_label_escape(n.name) +
                        "\",check=\"" + prometheus_label_escape(c.check) + "\"} " +
                        value_text(it->second) + "\n";

@@ -1,4 +1,5 @@
 #include "outcome/report/terminal.hpp"
+#include "core/check_spec.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -139,7 +140,7 @@ std::string check_cell(const NodeCheck& c) {
     std::string cell;
     if (auto m = headline_metric(c)) {
         const auto& [metric, value] = *m;
-        if (metric == "busbw_gbps") {
+        if (metric == core::k_busbw_metric) {
             cell = format_significant(value) + " GB/s";
         } else if (metric == "speed_mbps") {
             // Link speeds are round numbers in Mb/s (sysfs); Gb/s is how people say them.

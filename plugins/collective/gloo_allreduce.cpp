@@ -83,17 +83,31 @@ core::CheckResult error_result(std::string detail) {
 
 }  // namespace
 
-std::vector<core::ParamSpec> GlooAllreduceCheck::params() const {
+core::CheckSpec GlooAllreduceCheck::check_spec() {
     using core::ParamType;
     return {
-        {"bytes", ParamType::integer, 67108864,
-         "message size in bytes (float32 elements x 4); 64 MiB keeps the per-iteration overhead "
-         "under 1% on a shaped link"},
-        {"warmup", ParamType::integer, 1, "untimed iterations before the timed ones"},
-        {"iters", ParamType::integer, 3, "timed iterations; the figure is their mean"},
-        {"timeout_s", ParamType::number, 60.0,
-         "Gloo timeout for rendezvous and for each operation (capped by the step deadline)"},
-        {"algorithm", ParamType::string, "ring", "Gloo all-reduce algorithm: ring or bcube"},
+        .name = std::string(k_name),
+        .family = "collective",
+        .phase = core::Phase::collective,
+        .summary = "CPU all-reduce over TCP between the group's nodes (Gloo)",
+        .params =
+            {
+                {"bytes", ParamType::integer, 67108864,
+                 "message size in bytes (float32 elements x 4); 64 MiB keeps the per-iteration "
+                 "overhead "
+                 "under 1% on a shaped link",
+                 "B"},
+                {"warmup", ParamType::integer, 1, "untimed iterations before the timed ones"},
+                {"iters", ParamType::integer, 3, "timed iterations; the figure is their mean"},
+                {"timeout_s", ParamType::number, 60.0,
+                 "Gloo timeout for rendezvous and for each operation (capped by the step deadline)",
+                 "s"},
+                {"algorithm", ParamType::string, "ring",
+                 "Gloo all-reduce algorithm: ring or bcube"},
+            },
+        // Judged by the controller against the cohort median (nccl-tests busBW).
+        .metric = {std::string(core::k_busbw_metric), "GB/s"},
+        .judged = core::Judged::fleet,
     };
 }
 
@@ -254,7 +268,7 @@ core::CheckResult GlooAllreduceCheck::run_impl(const CheckContext& ctx,
         const double busbw = core::allreduce_busbw_gbps(ubytes, seconds_per_iter, ranks);
         result.metrics["seconds_per_iter"] = seconds_per_iter;
         result.metrics["algbw_gbps"] = algbw;
-        result.metrics["busbw_gbps"] = busbw;
+        result.metrics[std::string(core::k_busbw_metric)] = busbw;
         result.verdict = core::Verdict::pass;
         std::ostringstream detail;
         detail.precision(4);

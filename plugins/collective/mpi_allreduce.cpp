@@ -35,13 +35,24 @@ std::string mpi_error(const char* call, int rc) {
 
 }  // namespace
 
-std::vector<core::ParamSpec> MpiAllreduceCheck::params() const {
+core::CheckSpec MpiAllreduceCheck::check_spec() {
     using core::ParamType;
     return {
-        {"bytes", ParamType::integer, 67108864, "message size in bytes (float32 elements x 4)"},
-        {"warmup", ParamType::integer, 1, "untimed iterations before the timed ones"},
-        {"iters", ParamType::integer, 3, "timed iterations; the figure is their mean"},
-        {"timeout_s", ParamType::number, 60.0, "deadline of the step"},
+        .name = std::string(k_name),
+        .family = "collective",
+        .phase = core::Phase::collective,
+        .summary = "CPU all-reduce between the group's nodes over MPI (agents started by mpirun)",
+        .params =
+            {
+                {"bytes", ParamType::integer, 67108864,
+                 "message size in bytes (float32 elements x 4)", "B"},
+                {"warmup", ParamType::integer, 1, "untimed iterations before the timed ones"},
+                {"iters", ParamType::integer, 3, "timed iterations; the figure is their mean"},
+                {"timeout_s", ParamType::number, 60.0, "deadline of the step", "s"},
+            },
+        // Judged by the controller against the cohort median (nccl-tests busBW).
+        .metric = {std::string(core::k_busbw_metric), "GB/s"},
+        .judged = core::Judged::fleet,
     };
 }
 
@@ -152,12 +163,14 @@ core::CheckResult MpiAllreduceCheck::run_impl(const CheckContext& ctx,
     const auto ubytes = static_cast<std::uint64_t>(bytes);
     result.metrics["seconds_per_iter"] = mean;
     result.metrics["algbw_gbps"] = core::algbw_gbps(ubytes, mean);
-    result.metrics["busbw_gbps"] = core::allreduce_busbw_gbps(ubytes, mean, ranks);
+    result.metrics[std::string(core::k_busbw_metric)] =
+        core::allreduce_busbw_gbps(ubytes, mean, ranks);
     result.verdict = core::Verdict::pass;
     std::ostringstream detail;
     detail.precision(4);
-    detail << ranks << " MPI ranks, " << bytes << " bytes: busBW " << result.metrics["busbw_gbps"]
-           << " GB/s, algBW " << result.metrics["algbw_gbps"] << " GB/s, " << mean
+    detail << ranks << " MPI ranks, " << bytes << " bytes: busBW "
+           << result.metrics[std::string(core::k_busbw_metric)] << " GB/s, algBW "
+           << result.metrics["algbw_gbps"] << " GB/s, " << mean
            << " s/iter (slowest rank's mean of " << iters << "), verified";
     result.detail = detail.str();
     return result;

@@ -16,9 +16,10 @@ class MpiAllreduceCheck final : public Check {
   public:
     static constexpr std::string_view k_name = "collective.mpi_allreduce";
 
-    std::string_view name() const override { return k_name; }
-    Scope scope() const override { return Scope::group; }
-    std::vector<core::ParamSpec> params() const override;
+    // Name, phase, parameters, metric and judgement: the row of the check table.
+    static core::CheckSpec check_spec();
+
+    MpiAllreduceCheck() : Check(check_spec()) {}
 
   protected:
     core::CheckResult run_impl(const CheckContext& ctx, const nlohmann::json& params) override;

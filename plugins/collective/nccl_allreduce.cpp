@@ -4,25 +4,23 @@
 // cudaStreamSynchronize, which a hung link would turn into a hang), time the whole timed loop on
 // the host and divide by the iterations, then average the per-rank time over all ranks.
 // Communicators are non-blocking (ncclConfig_t.blocking = 0) so that ncclCommAbort from the
-// watchdog thread makes any step return.
+// watchdog thread makes any step return. The per-GPU steps are in nccl_local_ranks.cpp.
 #include "plugins/collective/nccl_allreduce.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
+#include <cstdint>
 #include <cstring>
-#include <map>
 #include <mutex>
-#include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include "core/busbw.hpp"
+#include "plugins/collective/nccl_local_ranks.hpp"
 #include "plugins/collective/nccl_rendezvous.hpp"
 #include "plugins/collective/step_watchdog.hpp"
 #include "plugins/gpu/cuda_status.hpp"
@@ -32,259 +30,18 @@ namespace preflight::plugins {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Same data pattern as the Gloo check: rank r's element i is (r+1)*((i%13)+1); the float32 sum
-// over n ranks, n(n+1)/2*((i%13)+1), is exact in any order, so the check demands equality.
-constexpr std::size_t k_period = 13;
-// Host staging chunk for filling and checking device buffers: a multiple of the period, so every
-// chunk holds the same values and is computed once (8 GiB per GPU would otherwise cost seconds of
-// host arithmetic per GPU).
-constexpr std::size_t k_chunk_elems = k_period << 20;
-
-// One chunk of rank-pattern values: multiplier * ((i % 13) + 1).
-std::vector<float> pattern_chunk(std::size_t n, int multiplier) {
-    std::vector<float> chunk(n);
-    for (std::size_t i = 0, k = 0; i < n; ++i, k = (k + 1 == k_period) ? 0 : k + 1) {
-        chunk[i] = static_cast<float>(multiplier * static_cast<int>(k + 1));
-    }
-    return chunk;
-}
-
-core::CheckResult make_result(core::Verdict verdict, std::string detail) {
-    core::CheckResult result;
-    result.verdict = verdict;
-    result.detail = std::move(detail);
-    return result;
-}
-
-// Sets NCCL_* variables for the duration of one run and restores what the job had. NCCL reads
-// NCCL_ALGO/NCCL_PROTO when a communicator is created.
-class ScopedEnv {
-  public:
-    void set(const std::string& name, const std::string& value) {
-        if (value.empty()) {
-            return;
-        }
-        const char* old = std::getenv(name.c_str());
-        m_saved.emplace(name, old ? std::optional<std::string>(old) : std::nullopt);
-        ::setenv(name.c_str(), value.c_str(), 1);
-    }
-    ~ScopedEnv() {
-        for (const auto& [name, value] : m_saved) {
-            if (value) {
-                ::setenv(name.c_str(), value->c_str(), 1);
-            } else {
-                ::unsetenv(name.c_str());
-            }
-        }
-    }
-
-  private:
-    std::map<std::string, std::optional<std::string>> m_saved;
-};
-
-// Everything one process owns for the run: one communicator, stream and buffer pair per local
-// GPU. Every NCCL call on the communicators happens under nccl_mutex with `aborted` checked first,
-// and the watchdog's abort takes the same mutex: ncclCommAbort frees a communicator, so no other
-// call may be in flight or follow it. Non-blocking communicators return from every call at once
-// (ncclInProgress), so the mutex is never held for long.
-struct LocalRanks {
-    int gpus = 0;
-    std::vector<ncclComm_t> comms;
-    std::vector<cudaStream_t> streams;
-    std::vector<float*> send;
-    std::vector<float*> recv;
-    std::vector<double*> scalars;  // 2 doubles per GPU for the result exchange
-    std::mutex nccl_mutex;
-    bool aborted = false;
-    bool healthy = false;  // the run completed: destroy gracefully, else abort
-
-    void abort_all() {
-        std::lock_guard lock(nccl_mutex);
-        if (aborted) {
-            return;
-        }
-        aborted = true;
-        for (auto comm : comms) {
-            if (comm != nullptr) {
-                ncclCommAbort(comm);
-            }
-        }
-    }
-
-    ~LocalRanks() {
-        if (!healthy) {
-            abort_all();  // a failed or half-initialised communicator is released by abort
-        }
-        for (int d = 0; d < gpus; ++d) {
-            cudaSetDevice(d);
-            if (!aborted && d < static_cast<int>(comms.size()) && comms[d] != nullptr) {
-                ncclCommDestroy(comms[d]);
-            }
-            if (d < static_cast<int>(send.size()) && send[d] != nullptr) {
-                cudaFree(send[d]);
-            }
-            if (d < static_cast<int>(recv.size()) && recv[d] != nullptr) {
-                cudaFree(recv[d]);
-            }
-            if (d < static_cast<int>(scalars.size()) && scalars[d] != nullptr) {
-                cudaFree(scalars[d]);
-            }
-            if (d < static_cast<int>(streams.size()) && streams[d] != nullptr) {
-                cudaStreamDestroy(streams[d]);
-            }
-        }
-    }
-};
-
-const core::Error k_aborted{"communicator aborted by the watchdog"};
-
-// Polls every communicator's async state once (under the mutex). pending: some call still in
-// progress.
-core::Status poll_comms(LocalRanks& local, bool& pending) {
-    std::lock_guard lock(local.nccl_mutex);
-    if (local.aborted) {
-        return k_aborted;
-    }
-    pending = false;
-    for (auto comm : local.comms) {
-        ncclResult_t state = ncclSuccess;
-        PF_NCCL_CHECK(ncclCommGetAsyncError(comm, &state));
-        if (state == ncclInProgress) {
-            pending = true;
-        } else if (state != ncclSuccess) {
-            return nccl_error("ncclCommGetAsyncError", state);
-        }
-    }
-    return {};
-}
-
-// Waits until no communicator is still in ncclInProgress (a non-blocking call has settled).
-core::Status settle(LocalRanks& local) {
-    for (;;) {
-        bool pending = false;
-        if (auto st = poll_comms(local, pending); !st || !pending) {
-            return st;
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-}
-
-// nccl-tests testStreamSynchronize: poll the streams and the communicators' async errors.
-core::Status wait_streams(LocalRanks& local) {
-    std::vector<bool> done(local.gpus, false);
-    for (;;) {
-        bool all = true;
-        for (int d = 0; d < local.gpus; ++d) {
-            if (done[d]) {
-                continue;
-            }
-            const cudaError_t q = cudaStreamQuery(local.streams[d]);
-            if (q == cudaSuccess) {
-                done[d] = true;
-                continue;
-            }
-            if (q != cudaErrorNotReady) {
-                return cuda_error("cudaStreamQuery", q);
-            }
-            all = false;
-        }
-        if (all) {
-            return {};
-        }
-        bool pending = false;  // an in-flight operation may legitimately be in progress
-        if (auto st = poll_comms(local, pending); !st) {
-            return st;
-        }
-        std::this_thread::yield();
-    }
-}
-
-// One all-reduce on every local rank, enqueued as one NCCL group.
-core::Status launch_allreduce(LocalRanks& local, std::size_t count) {
-    {
-        std::lock_guard lock(local.nccl_mutex);
-        if (local.aborted) {
-            return k_aborted;
-        }
-        PF_NCCL_CHECK(ncclGroupStart());
-        for (int d = 0; d < local.gpus; ++d) {
-            PF_NCCL_CHECK(ncclAllReduce(local.send[d], local.recv[d], count, ncclFloat32, ncclSum,
-                                        local.comms[d], local.streams[d]));
-        }
-        PF_NCCL_CHECK(ncclGroupEnd());
-    }
-    return settle(local);
-}
-
-core::Status fill_send(LocalRanks& local, int first_rank, std::size_t count) {
-    for (int d = 0; d < local.gpus; ++d) {
-        PF_CUDA_CHECK(cudaSetDevice(d));
-        const auto host = pattern_chunk(std::min(count, k_chunk_elems), first_rank + d + 1);
-        for (std::size_t base = 0; base < count; base += host.size()) {
-            const std::size_t n = std::min(host.size(), count - base);
-            PF_CUDA_CHECK(cudaMemcpy(local.send[d] + base, host.data(), n * sizeof(float),
-                                     cudaMemcpyHostToDevice));
-        }
-    }
-    return {};
-}
-
-// Counts wrong elements per local GPU (nccl-tests' #wrong), after one out-of-place all-reduce.
-// Chunks equal to the expected chunk (memcmp) are skipped; differing ones are counted element by
-// element.
-core::Result<std::vector<long long>> count_wrong(LocalRanks& local, int nranks, std::size_t count,
-                                                 std::string& first_error) {
-    std::vector<long long> wrong(local.gpus, 0);
-    const auto expected = pattern_chunk(std::min(count, k_chunk_elems), nranks * (nranks + 1) / 2);
-    std::vector<float> host(expected.size());
-    for (int d = 0; d < local.gpus; ++d) {
-        PF_CUDA_CHECK(cudaSetDevice(d));
-        for (std::size_t base = 0; base < count; base += host.size()) {
-            const std::size_t n = std::min(host.size(), count - base);
-            PF_CUDA_CHECK(cudaMemcpy(host.data(), local.recv[d] + base, n * sizeof(float),
-                                     cudaMemcpyDeviceToHost));
-            if (std::memcmp(host.data(), expected.data(), n * sizeof(float)) == 0) {
-                continue;
-            }
-            for (std::size_t i = 0; i < n; ++i) {
-                if (host[i] != expected[i]) {
-                    if (first_error.empty()) {
-                        std::ostringstream out;
-                        out << "GPU " << d << " element " << base + i << ": got " << host[i]
-                            << " expected " << expected[i];
-                        first_error = out.str();
-                    }
-                    ++wrong[d];
-                }
-            }
-        }
-    }
-    return wrong;
-}
+using nccl::count_wrong;
+using nccl::fill_send;
+using nccl::k_aborted;
+using nccl::k_period;
+using nccl::launch_allreduce;
+using nccl::LocalRanks;
+using nccl::make_result;
+using nccl::ScopedEnv;
+using nccl::settle;
+using nccl::wait_streams;
 
 }  // namespace
-
-std::vector<core::ParamSpec> NcclAllreduceCheck::params() const {
-    using core::ParamType;
-    return {
-        {"profile", ParamType::string, "quick",
-         "quick (1 GiB, 5 warm-up, 20 timed) or certify (8 GiB, 10 warm-up, 50 timed)"},
-        {"bytes", ParamType::integer, 0, "message size in bytes; 0 takes the profile's"},
-        {"warmup", ParamType::integer, -1, "warm-up iterations; -1 takes the profile's"},
-        {"iters", ParamType::integer, -1, "timed iterations; -1 takes the profile's"},
-        {"check_data", ParamType::boolean, true,
-         "verify every element of one all-reduce before timing (nccl-tests -c 1)"},
-        {"gpus", ParamType::integer, 0, "local GPUs to use; 0 uses every visible one"},
-        {"algo", ParamType::string, "", "NCCL_ALGO for this run (e.g. Ring); empty inherits"},
-        {"proto", ParamType::string, "", "NCCL_PROTO for this run (e.g. Simple); empty inherits"},
-        {"init_timeout_s", ParamType::number, 120.0,
-         "watchdog limit for buffer allocation and for communicator init (incl. rendezvous)"},
-        {"step_timeout_s", ParamType::number, 120.0,
-         "watchdog limit for each later step (data check, warm-up, timed loop, result exchange)"},
-        {"timeout_s", ParamType::number, 600.0, "deadline of the whole check"},
-    };
-}
 
 core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
                                                const nlohmann::json& params) {
@@ -328,7 +85,7 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
     }
     const int gpus = wanted > 0 ? static_cast<int>(wanted) : visible;
 
-    const bool group = m_scope == Scope::group;
+    const bool group = scope() == Scope::group;
     const int nodes = group ? ctx.group.size() : 1;
     const int node_rank = group ? ctx.group.rank : 0;
     if (group && (ctx.kv == nullptr || nodes < 1 || node_rank < 0 || node_rank >= nodes)) {
@@ -563,7 +320,7 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
     const double busbw = core::allreduce_busbw_gbps(ubytes, mean_seconds, nranks);
     result.metrics["seconds_per_iter"] = mean_seconds;
     result.metrics["algbw_gbps"] = algbw;
-    result.metrics["busbw_gbps"] = busbw;
+    result.metrics[std::string(core::k_busbw_metric)] = busbw;
     result.verdict = core::Verdict::pass;
     std::ostringstream detail;
     detail.precision(4);

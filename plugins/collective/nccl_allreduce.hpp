@@ -19,19 +19,13 @@ class NcclAllreduceCheck final : public Check {
     static constexpr std::string_view k_name = "collective.nccl_allreduce";
     static constexpr std::string_view k_local_name = "collective.nccl_allreduce_local";
 
-    explicit NcclAllreduceCheck(Scope scope = Scope::group) : m_scope(scope) {}
+    // The spec of the group check (Scope::group) or of the node-local one (Scope::node).
+    static core::CheckSpec check_spec(Scope scope);
 
-    std::string_view name() const override {
-        return m_scope == Scope::group ? k_name : k_local_name;
-    }
-    Scope scope() const override { return m_scope; }
-    std::vector<core::ParamSpec> params() const override;
+    explicit NcclAllreduceCheck(Scope scope = Scope::group) : Check(check_spec(scope)) {}
 
   protected:
     core::CheckResult run_impl(const CheckContext& ctx, const nlohmann::json& params) override;
-
-  private:
-    Scope m_scope;
 };
 
 // Message size, warm-up and timed iterations of a named profile ("quick": 1 GiB, 5, 20;

@@ -42,22 +42,35 @@ std::string tail(const std::string& text, std::size_t n) {
 
 }  // namespace
 
-std::vector<core::ParamSpec> NcclTestsCheck::params() const {
+core::CheckSpec NcclTestsCheck::check_spec() {
     using core::ParamType;
     return {
-        {"binary", ParamType::string, "all_reduce_perf",
-         "all_reduce_perf to run: a path, or a name looked up on $PATH"},
-        {"launcher", ParamType::string_list, nlohmann::json::array(),
-         "argv put in front of the binary, e.g. [mpirun, -np, \"16\", --hostfile, hosts]"},
-        {"bytes", ParamType::integer, 1073741824LL, "the size whose row is judged (-b = -e)"},
-        {"gpus", ParamType::integer, 0, "-g: GPUs per process; 0 leaves the binary's default"},
-        {"warmup", ParamType::integer, 5, "-w warm-up iterations"},
-        {"iters", ParamType::integer, 20, "-n timed iterations"},
-        {"check_data", ParamType::boolean, true, "-c 1: count wrong elements"},
-        {"json", ParamType::boolean, true, "ask for -J FILE.json and judge from it"},
-        {"extra_args", ParamType::string_list, nlohmann::json::array(),
-         "further arguments for the binary"},
-        {"timeout_s", ParamType::number, 600.0, "the binary is killed after this"},
+        .name = std::string(k_name),
+        .family = "exec",
+        .phase = core::Phase::node_local,
+        .summary = "runs a site's nccl-tests all_reduce_perf and judges one size's row",
+        .params =
+            {
+                {"binary", ParamType::string, "all_reduce_perf",
+                 "all_reduce_perf to run: a path, or a name looked up on $PATH"},
+                {"launcher", ParamType::string_list, nlohmann::json::array(),
+                 "argv put in front of the binary, e.g. [mpirun, -np, \"16\", --hostfile, hosts]"},
+                {"bytes", ParamType::integer, 1073741824LL,
+                 "the size whose row is judged (-b = -e)", "B"},
+                {"gpus", ParamType::integer, 0,
+                 "-g: GPUs per process; 0 leaves the binary's default"},
+                {"warmup", ParamType::integer, 5, "-w warm-up iterations"},
+                {"iters", ParamType::integer, 20, "-n timed iterations"},
+                {"check_data", ParamType::boolean, true, "-c 1: count wrong elements"},
+                {"json", ParamType::boolean, true, "ask for -J FILE.json and judge from it"},
+                {"extra_args", ParamType::string_list, nlohmann::json::array(),
+                 "further arguments for the binary"},
+                {"timeout_s", ParamType::number, 600.0, "the binary is killed after this", "s"},
+            },
+        // Judged on the node against its own output (data errors, missing rows); never
+        // fleet-relative.
+        .metric = {std::string(core::k_busbw_metric), "GB/s"},
+        .judged = core::Judged::absolute,
     };
 }
 

@@ -16,9 +16,10 @@ class NcclTestsCheck final : public Check {
   public:
     static constexpr std::string_view k_name = "exec.nccl_tests";
 
-    std::string_view name() const override { return k_name; }
-    Scope scope() const override { return Scope::node; }
-    std::vector<core::ParamSpec> params() const override;
+    // Name, phase, parameters, metric and judgement: the row of the check table.
+    static core::CheckSpec check_spec();
+
+    NcclTestsCheck() : Check(check_spec()) {}
 
     // The argv the check runs (exposed for tests); json_path is where -J writes.
     static std::vector<std::string> command(const nlohmann::json& params, const std::string& binary,

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/check_spec.hpp"
 #include "core/protocol.hpp"
 
 namespace preflight::plugins {
@@ -273,7 +274,7 @@ core::CheckResult judge_nccl_tests(const NcclTestsOutput& output, long long targ
     const double wrong =
         oop.wrong.value_or(0.0) + (row->in_place ? row->in_place->wrong.value_or(0.0) : 0.0);
     result.metrics["bytes"] = static_cast<double>(row->size);
-    result.metrics["busbw_gbps"] = oop.busbw_gbps;
+    result.metrics[std::string(core::k_busbw_metric)] = oop.busbw_gbps;
     result.metrics["algbw_gbps"] = oop.algbw_gbps;
     result.metrics["seconds_per_iter"] = oop.time_us / 1e6;
     result.metrics["wrong"] = wrong;

@@ -7,19 +7,32 @@
 
 namespace preflight::plugins {
 
-std::vector<core::ParamSpec> GpuInventoryCheck::params() const {
+core::CheckSpec GpuInventoryCheck::check_spec() {
     using core::ParamType;
     return {
-        {"expect_gpus", ParamType::integer, 0, "GPUs this node must have; 0 accepts any number"},
-        {"expect_name", ParamType::string, "", "substring every device name must contain"},
-        {"expect_memory_gib", ParamType::number, 0.0, "minimum memory per GPU in GiB; 0 any"},
-        {"expect_ecc", ParamType::string, "any", "ECC mode: on, off or any"},
-        {"expect_pcie_gen", ParamType::integer, 0, "minimum current PCIe generation (NVML)"},
-        {"expect_pcie_width", ParamType::integer, 0, "minimum current PCIe width (NVML)"},
-        {"max_uncorrected_ecc", ParamType::integer, 0,
-         "volatile uncorrected ECC errors allowed per GPU (NVML)"},
-        {"nvml_library", ParamType::string, "libnvidia-ml.so.1", "NVML library to dlopen"},
-        {"timeout_s", ParamType::number, 30.0, "deadline of the check"},
+        .name = std::string(k_name),
+        .family = "gpu",
+        .phase = core::Phase::node_local,
+        .summary = "GPU count, name, memory, ECC mode and errors, PCIe link (CUDA runtime, NVML)",
+        .params =
+            {
+                {"expect_gpus", ParamType::integer, 0,
+                 "GPUs this node must have; 0 accepts any number"},
+                {"expect_name", ParamType::string, "", "substring every device name must contain"},
+                {"expect_memory_gib", ParamType::number, 0.0,
+                 "minimum memory per GPU in GiB; 0 any", "GiB"},
+                {"expect_ecc", ParamType::string, "any", "ECC mode: on, off or any"},
+                {"expect_pcie_gen", ParamType::integer, 0,
+                 "minimum current PCIe generation (NVML)"},
+                {"expect_pcie_width", ParamType::integer, 0, "minimum current PCIe width (NVML)",
+                 "lanes"},
+                {"max_uncorrected_ecc", ParamType::integer, 0,
+                 "volatile uncorrected ECC errors allowed per GPU (NVML)"},
+                {"nvml_library", ParamType::string, "libnvidia-ml.so.1", "NVML library to dlopen"},
+                {"timeout_s", ParamType::number, 30.0, "deadline of the check", "s"},
+            },
+        .metric = {"gpus", "GPUs"},
+        .judged = core::Judged::absolute,
     };
 }
 

@@ -52,29 +52,46 @@ link::CounterSnapshot read_counters(const core::SysfsReader& sysfs, const Port& 
 
 }  // namespace
 
-std::vector<core::ParamSpec> InfinibandCheck::params() const {
+core::CheckSpec InfinibandCheck::check_spec() {
     using core::ParamType;
     return {
-        {"devices", ParamType::string_list, nlohmann::json::array(),
-         "RDMA devices to check (mlx5_0, ...); empty = every device under /sys/class/infiniband"},
-        {"expect_active_ports", ParamType::integer, 0,
-         "minimum number of ACTIVE ports over the checked devices; 0 = not checked"},
-        {"expect_rate_gbps", ParamType::integer, 0,
-         "minimum rate of every active port in Gb/s (sysfs 'rate'); 0 = not checked"},
-        {"expect_link_layer", ParamType::string, "",
-         "link layer every port must have: InfiniBand or Ethernet; empty = not checked"},
-        {"require_all_active", ParamType::boolean, true,
-         "a port that is not ACTIVE/LinkUp is a finding (false: only counted)"},
-        {"error_counters", ParamType::string_list, k_default_error_counters,
-         "port counters (under ports/<p>/counters) reported and, with sample_ms, judged by delta"},
-        {"sample_ms", ParamType::integer, 0,
-         "window over which error counters are sampled twice; 0 = report values, judge nothing"},
-        {"max_error_delta", ParamType::integer, 0,
-         "largest growth of any error counter within the window (or since begin) that passes"},
-        {"phase", ParamType::string, "window",
-         "window: judge counters over sample_ms; begin: also record the counters as a baseline "
-         "in this agent; end: judge their growth since the begin baseline (the controller "
-         "brackets the collective checks with begin and end)"},
+        .name = std::string(k_name),
+        .family = "link",
+        .phase = core::Phase::node_local,
+        .summary = "state, rate, link layer and error counters of RDMA ports (sysfs)",
+        .params =
+            {
+                {"devices", ParamType::string_list, nlohmann::json::array(),
+                 "RDMA devices to check (mlx5_0, ...); empty = every device under "
+                 "/sys/class/infiniband"},
+                {"expect_active_ports", ParamType::integer, 0,
+                 "minimum number of ACTIVE ports over the checked devices; 0 = not checked"},
+                {"expect_rate_gbps", ParamType::integer, 0,
+                 "minimum rate of every active port in Gb/s (sysfs 'rate'); 0 = not checked",
+                 "Gb/s"},
+                {"expect_link_layer", ParamType::string, "",
+                 "link layer every port must have: InfiniBand or Ethernet; empty = not checked"},
+                {"require_all_active", ParamType::boolean, true,
+                 "a port that is not ACTIVE/LinkUp is a finding (false: only counted)"},
+                {"error_counters", ParamType::string_list, k_default_error_counters,
+                 "port counters (under ports/<p>/counters) reported and, with sample_ms, judged by "
+                 "delta"},
+                {"sample_ms", ParamType::integer, 0,
+                 "window over which error counters are sampled twice; 0 = report values, judge "
+                 "nothing",
+                 "ms"},
+                {"max_error_delta", ParamType::integer, 0,
+                 "largest growth of any error counter within the window (or since begin) that "
+                 "passes"},
+                {"phase", ParamType::string, "window",
+                 "window: judge counters over sample_ms; begin: also record the counters as a "
+                 "baseline "
+                 "in this agent; end: judge their growth since the begin baseline (the controller "
+                 "brackets the collective checks with begin and end)"},
+            },
+        // `phase` begin/end: a counter baseline before the collectives, growth after.
+        .brackets_collectives = true,
+        .settings = {"*.rate_gbps"},
     };
 }
 

@@ -15,17 +15,27 @@ const std::string k_class_net = "/sys/class/net";
 
 }  // namespace
 
-std::vector<core::ParamSpec> NetdevCheck::params() const {
+core::CheckSpec NetdevCheck::check_spec() {
     using core::ParamType;
     return {
-        {"interfaces", ParamType::string_list, nlohmann::json::array(),
-         "interfaces to check; empty = hardware-backed interfaces (with a 'device' link) and "
-         "virtual ones that are up, except lo"},
-        {"expect_speed_mbps", ParamType::integer, 0,
-         "minimum link speed in Mb/s (sysfs 'speed'); 0 = not checked"},
-        {"expect_mtu", ParamType::integer, 0, "exact MTU expected; 0 = not checked"},
-        {"max_carrier_changes", ParamType::integer, -1,
-         "maximum carrier_changes since boot; -1 = not checked"},
+        .name = std::string(k_name),
+        .family = "link",
+        .phase = core::Phase::node_local,
+        .summary = "state, speed, MTU and carrier changes of network interfaces (sysfs)",
+        .params =
+            {
+                {"interfaces", ParamType::string_list, nlohmann::json::array(),
+                 "interfaces to check; empty = hardware-backed interfaces (with a 'device' link) "
+                 "and "
+                 "virtual ones that are up, except lo"},
+                {"expect_speed_mbps", ParamType::integer, 0,
+                 "minimum link speed in Mb/s (sysfs 'speed'); 0 = not checked", "Mb/s"},
+                {"expect_mtu", ParamType::integer, 0, "exact MTU expected; 0 = not checked", "B"},
+                {"max_carrier_changes", ParamType::integer, -1,
+                 "maximum carrier_changes since boot; -1 = not checked"},
+            },
+        // Per-interface keys only ("eth0.mtu"): the unprefixed copies repeat the first interface.
+        .settings = {"*.mtu", "*.speed_mbps"},
     };
 }
 

@@ -126,22 +126,34 @@ std::vector<std::string> pause_findings(const std::string& ifname,
 
 }  // namespace ethtool
 
-std::vector<core::ParamSpec> PauseCheck::params() const {
+core::CheckSpec PauseCheck::check_spec() {
     using core::ParamType;
     return {
-        {"interfaces", ParamType::string_list, nlohmann::json::array(),
-         "interfaces to sample; empty = every interface in this network namespace except lo"},
-        {"sample_ms", ParamType::integer, 200,
-         "window between the two readings, in ms (phase window only)"},
-        {"patterns", ParamType::string_list,
-         nlohmann::json::array({"pause", "pfc", "prio", "discard", "drop"}),
-         "substrings (case-insensitive) selecting the counters judged"},
-        {"max_delta", ParamType::integer, 0,
-         "largest growth of any selected counter over the window (or since begin) that passes"},
-        {"phase", ParamType::string, "window",
-         "window: two readings sample_ms apart; begin: record a baseline in this agent and pass; "
-         "end: judge the growth since the begin baseline (the controller brackets the "
-         "collective checks with begin and end)"},
+        .name = std::string(k_name),
+        .family = "link",
+        .phase = core::Phase::node_local,
+        .summary = "growth of pause, PFC, discard and drop counters of interfaces (ETHTOOL_GSTATS)",
+        .params =
+            {
+                {"interfaces", ParamType::string_list, nlohmann::json::array(),
+                 "interfaces to sample; empty = every interface in this network namespace except "
+                 "lo"},
+                {"sample_ms", ParamType::integer, 200,
+                 "window between the two readings, in ms (phase window only)", "ms"},
+                {"patterns", ParamType::string_list,
+                 nlohmann::json::array({"pause", "pfc", "prio", "discard", "drop"}),
+                 "substrings (case-insensitive) selecting the counters judged"},
+                {"max_delta", ParamType::integer, 0,
+                 "largest growth of any selected counter over the window (or since begin) that "
+                 "passes"},
+                {"phase", ParamType::string, "window",
+                 "window: two readings sample_ms apart; begin: record a baseline in this agent and "
+                 "pass; "
+                 "end: judge the growth since the begin baseline (the controller brackets the "
+                 "collective checks with begin and end)"},
+            },
+        // `phase` begin/end: a counter baseline before the collectives, growth after.
+        .brackets_collectives = true,
     };
 }
 

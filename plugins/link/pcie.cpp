@@ -34,16 +34,29 @@ Kind classify(long long vendor, long long pci_class) {
 
 }  // namespace
 
-std::vector<core::ParamSpec> PcieCheck::params() const {
+core::CheckSpec PcieCheck::check_spec() {
     using core::ParamType;
     return {
-        {"expect_width", ParamType::integer, 0,
-         "lanes every GPU and NIC must have trained to; 0 = the device's own max_link_width"},
-        {"expect_speed_gts", ParamType::number, 0.0,
-         "GT/s every NIC (and every busy GPU) must run at; 0 = the device's own max_link_speed"},
-        {"expect_gpus", ParamType::integer, -1, "number of NVIDIA GPUs; -1 = not checked"},
-        {"expect_nics", ParamType::integer, -1,
-         "number of Mellanox/NVIDIA-networking NIC functions; -1 = not checked"},
+        .name = std::string(k_name),
+        .family = "link",
+        .phase = core::Phase::node_local,
+        .summary = "trained PCIe width and speed of GPUs and NICs against their maximum (sysfs)",
+        .params =
+            {
+                {"expect_width", ParamType::integer, 0,
+                 "lanes every GPU and NIC must have trained to; 0 = the device's own "
+                 "max_link_width",
+                 "lanes"},
+                {"expect_speed_gts", ParamType::number, 0.0,
+                 "GT/s every NIC (and every busy GPU) must run at; 0 = the device's own "
+                 "max_link_speed",
+                 "GT/s"},
+                {"expect_gpus", ParamType::integer, -1, "number of NVIDIA GPUs; -1 = not checked"},
+                {"expect_nics", ParamType::integer, -1,
+                 "number of Mellanox/NVIDIA-networking NIC functions; -1 = not checked"},
+            },
+        // Width only: GPU link speed follows load, so it differs between nodes legitimately.
+        .settings = {"*.width"},
     };
 }
 

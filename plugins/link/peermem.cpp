@@ -31,11 +31,19 @@ std::set<std::string> loaded_modules(const core::SysfsReader& sysfs) {
 
 }  // namespace
 
-std::vector<core::ParamSpec> PeermemCheck::params() const {
+core::CheckSpec PeermemCheck::check_spec() {
     using core::ParamType;
     return {
-        {"allow_dmabuf", ParamType::boolean, false,
-         "accept the DMA-BUF path (NVIDIA open kernel module) instead of nvidia_peermem"},
+        .name = std::string(k_name),
+        .family = "link",
+        .phase = core::Phase::node_local,
+        .summary = "GPUDirect RDMA: nvidia_peermem loaded and registered, or the DMA-BUF path",
+        .params =
+            {
+                {"allow_dmabuf", ParamType::boolean, false,
+                 "accept the DMA-BUF path (NVIDIA open kernel module) instead of nvidia_peermem"},
+            },
+        .settings = {"peermem_loaded", "peermem_registered"},
     };
 }
 

@@ -15,9 +15,10 @@ class PeermemCheck final : public Check {
   public:
     static constexpr std::string_view k_name = "link.peermem";
 
-    std::string_view name() const override { return k_name; }
-    Scope scope() const override { return Scope::node; }
-    std::vector<core::ParamSpec> params() const override;
+    // Name, phase, parameters, metric and judgement: the row of the check table.
+    static core::CheckSpec check_spec();
+
+    PeermemCheck() : Check(check_spec()) {}
 
   protected:
     core::CheckResult run_impl(const CheckContext& ctx, const nlohmann::json& params) override;

@@ -51,23 +51,36 @@ std::vector<std::string> check_pfc(const std::string& ifname, const core::Result
 
 }  // namespace
 
-std::vector<core::ParamSpec> RoceCheck::params() const {
+core::CheckSpec RoceCheck::check_spec() {
     using core::ParamType;
     return {
-        {"interfaces", ParamType::string_list, nlohmann::json::array(),
-         "interfaces to check; empty = every interface with /sys/class/net/<if>/ecn"},
-        {"prios", ParamType::string_list, nlohmann::json::array({"3"}),
-         "priorities (0-7) that carry RoCE traffic and must have DCQCN on"},
-        {"expect_trust", ParamType::string, "",
-         "QoS trust mode (qos/trust: dscp or pcp); empty = not checked"},
-        {"expect_pfc_prios", ParamType::string_list, nlohmann::json::array(),
-         "priorities (0-7) that must have PFC on, and no others (read through DCB netlink, "
-         "DCB_CMD_IEEE_GET); empty = not checked"},
-        {"mlxconfig", ParamType::string, "off",
-         "auto: also query the firmware with `mlxconfig -d <pci bdf> q` when mlxconfig is on "
-         "PATH (LINK_TYPE_P<n> ETH, ROCE_CC_PRIO_MASK_P<n> covering prios), noted and passed over "
-         "when it is not; off: never"},
-        {"mlxconfig_timeout_s", ParamType::number, 20.0, "limit on one mlxconfig query"},
+        .name = std::string(k_name),
+        .family = "link",
+        .phase = core::Phase::node_local,
+        .summary = "RoCE congestion control: DCQCN per priority, QoS trust, PFC enables, firmware",
+        .params =
+            {
+                {"interfaces", ParamType::string_list, nlohmann::json::array(),
+                 "interfaces to check; empty = every interface with /sys/class/net/<if>/ecn"},
+                {"prios", ParamType::string_list, nlohmann::json::array({"3"}),
+                 "priorities (0-7) that carry RoCE traffic and must have DCQCN on"},
+                {"expect_trust", ParamType::string, "",
+                 "QoS trust mode (qos/trust: dscp or pcp); empty = not checked"},
+                {"expect_pfc_prios", ParamType::string_list, nlohmann::json::array(),
+                 "priorities (0-7) that must have PFC on, and no others (read through DCB netlink, "
+                 "DCB_CMD_IEEE_GET); empty = not checked"},
+                {"mlxconfig", ParamType::string, "off",
+                 "auto: also query the firmware with `mlxconfig -d <pci bdf> q` when mlxconfig is "
+                 "on "
+                 "PATH (LINK_TYPE_P<n> ETH, ROCE_CC_PRIO_MASK_P<n> covering prios), noted and "
+                 "passed over "
+                 "when it is not; off: never"},
+                {"mlxconfig_timeout_s", ParamType::number, 20.0, "limit on one mlxconfig query",
+                 "s"},
+            },
+        // DCQCN enables per interface and priority ("eth2.roce_np.prio3") and PFC enables (bit n =
+        // prio n).
+        .settings = {"?*.roce_np.prio?", "?*.roce_rp.prio?", "*.pfc_en"},
     };
 }
 

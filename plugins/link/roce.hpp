@@ -28,9 +28,10 @@ class RoceCheck final : public Check {
   public:
     static constexpr std::string_view k_name = "link.roce";
 
-    std::string_view name() const override { return k_name; }
-    Scope scope() const override { return Scope::node; }
-    std::vector<core::ParamSpec> params() const override;
+    // Name, phase, parameters, metric and judgement: the row of the check table.
+    static core::CheckSpec check_spec();
+
+    RoceCheck() : Check(check_spec()) {}
 
     // Reads an interface's PFC settings; dcb::read_ieee_pfc unless a test swaps it.
     using PfcReader = std::function<core::Result<dcb::IeeePfc>(const std::string&)>;

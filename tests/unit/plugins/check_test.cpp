@@ -21,12 +21,15 @@ class TinyCheck final : public Check {
     std::function<core::CheckResult(const nlohmann::json&)> body;
     int calls = 0;
 
-    std::string_view name() const override { return "test.tiny"; }
-    Scope scope() const override { return Scope::node; }
-    std::vector<core::ParamSpec> params() const override {
-        return {{"count", core::ParamType::integer, 1, "a number"},
-                {"label", core::ParamType::string, "x", "a string"}};
-    }
+    TinyCheck()
+        : Check(core::CheckSpec{
+              .name = "test.tiny",
+              .family = "test",
+              .phase = core::Phase::node_local,
+              .summary = "does what the test asks",
+              .params = {{"count", core::ParamType::integer, 1, "a number"},
+                         {"label", core::ParamType::string, "x", "a string"}},
+          }) {}
 
   protected:
     core::CheckResult run_impl(const CheckContext&, const nlohmann::json& params) override {
