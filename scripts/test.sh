@@ -33,6 +33,9 @@ clean_netns() {
 
 phase "install dependencies"
 bash scripts/install_deps.sh
+# Layering first: an include cycle or an upward dependency fails before anything is built.
+phase "layers (scripts/check_layers.py)"
+python3 scripts/check_layers.py
 failed=0
 if [[ $mode == release ]]; then
   phase "release build (build/)"

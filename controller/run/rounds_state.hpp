@@ -14,7 +14,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "controller/run/group_rounds.hpp"
+#include "controller/run/group_check.hpp"
 #include "controller/run/planner.hpp"
 #include "core/judge.hpp"
 
@@ -34,7 +34,7 @@ struct NodeHistory {
 class RoundsState {
   public:
     RoundsState(const StepRunner& run_steps, const GroupCheckPlan& plan, const CohortOf& cohort_of,
-           const ProgressFn& progress)
+                const ProgressFn& progress)
         : m_run_steps(run_steps), m_plan(plan), m_cohort_of(cohort_of), m_progress(progress) {}
 
     // Runs groups concurrently; returns indices of the new GroupRecords.

@@ -16,7 +16,7 @@
 #include "controller/launch/launcher.hpp"
 #include "controller/net/server.hpp"
 #include "controller/run/group_rounds.hpp"
-#include "controller/run/orchestrator.hpp"
+#include "controller/run/run_options.hpp"
 #include "core/check_spec.hpp"
 #include "outcome/run_report.hpp"
 

@@ -1,0 +1,32 @@
+// What one run is asked to do: the nodes, the configuration, the launcher and its settings, where
+// reports go, and whether to act.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "controller/launch/slurm_launcher.hpp"
+#include "core/config.hpp"
+#include "core/model.hpp"
+
+namespace preflight::controller {
+
+struct RunOptions {
+    std::vector<core::Node> nodes;
+    core::RunConfig config;
+    std::string launcher = "local";
+    std::string report_dir;  // agent logs and report files; empty: none written
+    std::string json_path;   // also write the JSON report here
+    bool apply = false;
+    bool force = false;        // with apply: act even when the circuit breaker trips (logged)
+    std::string agent_path;    // preflight-agent for the local launcher
+    std::string token_file;    // connect launcher: the shared token (else from the environment)
+    SlurmLaunchOptions slurm;  // slurm launcher: srun, partition, reservation, allocation
+    std::string log_level = "info";
+    bool log_json = false;
+    bool progress = true;                            // progress lines on stderr while rounds run
+    const std::atomic<bool>* interrupted = nullptr;  // set by a signal handler
+};
+
+}  // namespace preflight::controller
