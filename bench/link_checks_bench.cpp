@@ -1,7 +1,7 @@
 // Timing of every node-local link check on the H100 fixture tree, run by bench/link_checks.sh (a
 // benchmark, not part of ctest). The sysfs checks run with their sampling windows at 0, so the
 // figure is the cost of reading and judging; link.pause reads the live namespace through the ioctl.
-// Target (issue 4): under 1 s for all of them on one node.
+// Target: under 1 s for all of them on one node.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -1,4 +1,4 @@
-# GPU, MPI and nccl-tests checks (issue 5), included from plugins/CMakeLists.txt. Sources whose
+# GPU, MPI and nccl-tests checks, included from plugins/CMakeLists.txt. Sources whose
 # dependency was not found are left out, and the configure step says so.
 target_sources(preflight_plugins PRIVATE
   collective/mpi_world.cpp

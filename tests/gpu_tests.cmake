@@ -1,4 +1,4 @@
-# GPU-path tests (issue 5), included from tests/CMakeLists.txt. tests/unit/gpu/*_test.cpp carry
+# GPU-path tests, included from tests/CMakeLists.txt. tests/unit/gpu/*_test.cpp carry
 # the `gpu` label and skip with the reason when no device is usable; the fake NVML library lets
 # the dlopen loader be tested here.
 add_library(fake_nvml SHARED unit/gpu/fake_nvml.cpp)

@@ -1,4 +1,4 @@
-// Fleet-majority drift (DESIGN.md "Checks", issue 4): settings that node-local link checks report
+// Fleet-majority drift (DESIGN.md "Checks"): settings that node-local link checks report
 // as metrics (DCQCN enables per priority, MTU, link speed and rate, PCIe width, peermem state) are
 // compared across each cohort (nodes with the same cohort label). A node whose value differs from
 // a strict majority of the cohort's nodes that report the setting gets a finding such as
