@@ -48,4 +48,18 @@ std::optional<CounterPhase> parse_phase(const std::string& text) {
     return std::nullopt;
 }
 
+bool take_baseline(CounterPhase phase, const std::string& key, std::optional<Baseline>& baseline,
+                   core::CheckResult& result) {
+    if (phase != CounterPhase::end) {
+        return true;
+    }
+    baseline = CounterSnapshots::instance().take(key);
+    if (!baseline) {
+        result.verdict = core::Verdict::fail;
+        result.detail = k_no_baseline;
+        return false;
+    }
+    return true;
+}
+
 }  // namespace preflight::plugins::link

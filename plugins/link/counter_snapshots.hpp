@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "core/model.hpp"
 #include "plugins/link/link_common.hpp"
 
 namespace preflight::plugins::link {
@@ -46,5 +47,10 @@ enum class CounterPhase { window, begin, end };
 std::optional<CounterPhase> parse_phase(const std::string& text);
 
 inline constexpr const char* k_no_baseline = "no baseline snapshot: run with phase begin first";
+
+// The begin phase's reading for an end phase (left empty in the other phases). An end phase whose
+// baseline is missing sets result to a fail naming it and returns false: the caller returns it.
+bool take_baseline(CounterPhase phase, const std::string& key, std::optional<Baseline>& baseline,
+                   core::CheckResult& result);
 
 }  // namespace preflight::plugins::link

@@ -128,13 +128,8 @@ core::CheckResult InfinibandCheck::run_impl(const CheckContext& ctx, const nlohm
     }
     // Looked up after the skip: a node with nothing to read skips in both phases.
     std::optional<link::Baseline> baseline;
-    if (*phase == link::CounterPhase::end) {
-        baseline = link::CounterSnapshots::instance().take(store_key);
-        if (!baseline) {
-            result.verdict = core::Verdict::fail;
-            result.detail = link::k_no_baseline;
-            return result;
-        }
+    if (!link::take_baseline(*phase, store_key, baseline, result)) {
+        return result;
     }
 
     std::vector<Port> ports;

@@ -212,13 +212,8 @@ core::CheckResult PauseCheck::run_impl(const CheckContext& ctx, const nlohmann::
     }
     // Looked up after the skip: a node with nothing to read skips in both phases.
     std::optional<link::Baseline> baseline;
-    if (*phase == link::CounterPhase::end) {
-        baseline = link::CounterSnapshots::instance().take(key);
-        if (!baseline) {
-            result.verdict = core::Verdict::fail;
-            result.detail = link::k_no_baseline;
-            return result;
-        }
+    if (!link::take_baseline(*phase, key, baseline, result)) {
+        return result;
     }
 
     // The selected counters of one reading, as judged and as stored for a later end phase.
