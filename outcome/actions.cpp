@@ -101,7 +101,9 @@ std::string reason_for(const NodeReport& node, const std::string& run_id) {
     const NodeCheck* failing = first_failing_check(node);
     if (failing != nullptr && failing->median && failing->threshold && *failing->median != 0.0) {
         auto metric = headline_metric(*failing);
-        if (metric && metric->second < *failing->threshold) {
+        // Under the floor it is a floor failure, worded by the evaluator below.
+        const bool under_floor = failing->floor && metric && metric->second < *failing->floor;
+        if (metric && metric->second < *failing->threshold && !under_floor) {
             const double pct = *failing->threshold / *failing->median * 100.0;
             return sanitize_reason(
                 fmt::format("{} {} {} {} < {}% of median {}", k_reason_prefix, failing->check,

@@ -14,14 +14,29 @@ namespace preflight::outcome::html_parts {
 
 namespace {
 
-std::string cell_color(const GroupRecord& g, double median, double threshold_fraction) {
+// The judge's threshold for each node on this check, as the evaluation recorded it: the matrix
+// colours groups against it and never derives one of its own.
+std::map<std::string, double> judged_thresholds(const RunReport& r, const std::string& check) {
+    std::map<std::string, double> out;
+    for (const auto& n : r.nodes) {
+        for (const auto& c : n.checks) {
+            if (c.check == check && c.threshold) {
+                out[n.name] = *c.threshold;
+            }
+        }
+    }
+    return out;
+}
+
+std::string cell_color(const GroupRecord& g, const std::map<std::string, double>& threshold_of) {
     if (!g.busbw_gbps) {
         return verdict_color(core::Verdict::error);
     }
     if (g.slow) {
         return verdict_color(core::Verdict::fail);
     }
-    if (median > 0.0 && *g.busbw_gbps < median * threshold_fraction) {
+    auto t = threshold_of.find(g.members.front());
+    if (t != threshold_of.end() && *g.busbw_gbps < t->second) {
         return verdict_color(core::Verdict::warn);
     }
     return verdict_color(core::Verdict::pass);
@@ -40,16 +55,7 @@ std::string group_matrix(const RunReport& r, const std::string& check) {
         return "";
     }
     std::string out = "<section><h2>" + esc(check) + ": groups by round</h2>\n";
-    std::vector<double> values;
-    for (const auto* g : groups) {
-        if (g->busbw_gbps) {
-            values.push_back(*g->busbw_gbps);
-        }
-    }
-    std::sort(values.begin(), values.end());
-    const double median = percentile(values, 50);
-    const double threshold_fraction =
-        r.config.is_object() ? r.config.value("threshold_fraction", 0.9) : 0.9;
+    const auto threshold_of = judged_thresholds(r, check);
     std::map<std::string, std::size_t> index;
     std::vector<std::string> names;
     for (const auto& n : r.nodes) {
@@ -81,10 +87,10 @@ std::string group_matrix(const RunReport& r, const std::string& check) {
         const double y0 = std::min(140.0, 16.0 + 6.0 * static_cast<double>(longest) * 0.87);
         const double size = x0 + cell * n + 20.0;
         const double height = y0 + cell * n + 20.0;
-        out += "<p>Cell colour: the latest group holding both nodes (green: at or above " +
-               format_significant(threshold_fraction * 100, 2) +
-               "% of the median group, orange: under that but not flagged slow, red: slow, "
-               "purple: no value). Hover for the round and busBW.</p>\n";
+        out +=
+            "<p>Cell colour: the latest group holding both nodes (green: at or above the "
+            "judged threshold of its first node's cohort, orange: under it but not flagged "
+            "slow, red: slow, purple: no value). Hover for the round and busBW.</p>\n";
         out += "<svg class=\"chart\" role=\"img\" width=\"" + num(size) + "\" height=\"" +
                num(height) + "\" viewBox=\"0 0 " + num(size) + " " + num(height) +
                "\"><title>group matrix</title>\n";
@@ -102,7 +108,7 @@ std::string group_matrix(const RunReport& r, const std::string& check) {
                 std::string tip;
                 if (it != cells.end()) {
                     const auto& g = *it->second;
-                    fill = cell_color(g, median, threshold_fraction);
+                    fill = cell_color(g, threshold_of);
                     tip = "<title>" + esc(names[i]) + " \u00d7 " + esc(names[k]) + ": round " +
                           std::to_string(g.round) + " " + esc(g.id) + " " +
                           (g.busbw_gbps ? fmt(*g.busbw_gbps) + " GB/s" : esc(g.error)) +
