@@ -10,23 +10,12 @@
 #include "agent/mpi_bootstrap.hpp"
 #include "agent/session.hpp"
 #include "agent/standalone.hpp"
+#include "agent/tls_options.hpp"
 #include "core/auth.hpp"
 #include "core/inventory.hpp"
 #include "core/log.hpp"
 
 namespace preflight::agent {
-
-void add_tls_options(CLI::App& app, AgentOptions& options) {
-    auto* ca = app.add_option("--tls-ca", options.tls_ca,
-                              "TLS: CA file the controller's certificate must chain to (the "
-                              "controller has controller.tls); without it the connection is "
-                              "plain TCP")
-                   ->check(CLI::ExistingFile);
-    app.add_option("--tls-server-name", options.tls_server_name,
-                   "TLS: name the controller's certificate must carry (default: the --controller "
-                   "host)")
-        ->needs(ca);
-}
 
 int agent_main(int argc, char** argv) {
     if (wants_bootstrap(argc, argv)) {

@@ -31,8 +31,8 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio.hpp>
 
-#include "agent/cli.hpp"
 #include "agent/session.hpp"
+#include "agent/tls_options.hpp"
 #include "core/auth.hpp"
 #include "core/inventory.hpp"
 #include "core/log.hpp"

@@ -10,14 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config_error.hpp"
 #include "core/params.hpp"
 
 namespace preflight::core {
-
-class ConfigError : public std::runtime_error {
-  public:
-    using std::runtime_error::runtime_error;
-};
 
 // check name -> the parameters it declares.
 using ParamCatalog = std::map<std::string, std::vector<ParamSpec>>;

@@ -4,8 +4,6 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl/error.hpp>
 
-#include "core/stream.hpp"
-
 #include <cstdio>
 
 #include <openssl/err.h>

@@ -8,7 +8,7 @@
 #include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
 
-#include "core/config.hpp"
+#include "core/config_error.hpp"
 
 namespace preflight::core::yaml {
 

@@ -6,7 +6,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "controller/launch/k8s_job_launcher.hpp"
 #include "core/auth.hpp"
 
 namespace preflight::controller {
@@ -108,19 +107,6 @@ std::map<std::string, std::string> ConnectLauncher::start(const std::vector<core
             core::k_token_file_env);
     }
     return {};
-}
-
-std::unique_ptr<Launcher> make_launcher(const std::string& name) {
-    if (name == "local") {
-        return std::make_unique<LocalLauncher>();
-    }
-    if (name == "connect") {
-        return std::make_unique<ConnectLauncher>();
-    }
-    if (name == "k8s") {
-        return std::make_unique<k8s::K8sJobLauncher>();
-    }
-    return nullptr;
 }
 
 }  // namespace preflight::controller

@@ -91,7 +91,4 @@ void stop_children(std::map<std::string, core::ChildProcess>& children,
                    std::chrono::milliseconds wait, std::chrono::milliseconds grace,
                    const std::string& what);
 
-// "local", "connect" or "k8s" ("slurm" is made by the orchestrator); nullptr for an unknown name.
-std::unique_ptr<Launcher> make_launcher(const std::string& name);
-
 }  // namespace preflight::controller

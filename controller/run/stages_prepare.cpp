@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "controller/launch/slurm_launcher.hpp"
+#include "controller/launch/make_launcher.hpp"
 #include "controller/run/stages.hpp"
 #include "controller/run/topology.hpp"
 #include "core/auth.hpp"
@@ -102,8 +102,7 @@ LaunchContext launch_context(const RunContext& run) {
 RunPlan plan_run(const RunOptions& options, outcome::RunReport& report) {
     const auto& cfg = options.config;
     RunPlan plan;
-    plan.launcher = options.launcher == "slurm" ? std::make_unique<SlurmLauncher>(options.slurm)
-                                                : make_launcher(options.launcher);
+    plan.launcher = make_launcher(options.launcher, options.slurm);
     if (!plan.launcher) {
         throw core::ConfigError("unknown launcher '" + options.launcher +
                                 "' (local, connect, slurm, k8s)");
