@@ -7,20 +7,18 @@
 #include <random>
 #include <thread>
 
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
 
 #include "agent/controller_kv_store.hpp"
+#include "agent/controller_tls.hpp"
+#include "agent/step_runner.hpp"
 #include "core/auth.hpp"
 #include "core/frame_codec.hpp"
 #include "core/process.hpp"
 #include "core/protocol.hpp"
 #include "core/stream.hpp"
 #include "core/tls.hpp"
-#include "plugins/check.hpp"
 
 namespace preflight::agent {
 namespace {
@@ -97,22 +95,8 @@ class Session {
         auto* tls = m_stream->tls();
         const std::string name = m_options.tls_server_name.empty() ? m_options.controller_host
                                                                    : m_options.tls_server_name;
-        boost::system::error_code not_address;
-        asio::ip::make_address(name, not_address);
-        if (not_address) {
-            SSL_set_tlsext_host_name(tls->native_handle(), name.c_str());  // SNI: names only
-        }
         m_verify_error.clear();
-        tls->set_verify_callback([this, name, check = asio::ssl::host_name_verification(name)](
-                                     bool preverified, asio::ssl::verify_context& vctx) {
-            const bool ok = check(preverified, vctx);
-            if (!ok && m_verify_error.empty()) {
-                m_verify_error = preverified ? "the certificate is not for '" + name + "'"
-                                             : X509_verify_cert_error_string(
-                                                   X509_STORE_CTX_get_error(vctx.native_handle()));
-            }
-            return ok;
-        });
+        verify_controller_as(*tls, name, &m_verify_error);
         tls->async_handshake(asio::ssl::stream_base::client, [this](boost::system::error_code ec) {
             if (m_finished) {
                 return;
@@ -210,9 +194,7 @@ class Session {
             core::msg::Hello hello;
             hello.node = m_options.node;
             hello.version = k_version;
-            for (const auto& entry : plugins::builtin_checks()) {
-                hello.capabilities.emplace_back(entry.spec.name);
-            }
+            hello.capabilities = step_capabilities();
             hello.inventory = {{"sysfs_root", m_options.sysfs_root}, {"pid", ::getpid()}};
             hello.mac = core::auth_mac(m_options.token, challenge->nonce, m_options.node);
             send(hello);
@@ -246,12 +228,7 @@ class Session {
             return;
         }
         if (m_busy) {
-            core::CheckResult busy;
-            busy.check = run.check;
-            busy.verdict = core::Verdict::error;
-            busy.detail = m_wedged ? "agent is stuck in an earlier check that never returned"
-                                   : "agent is busy with another step";
-            send(core::msg::StepResult{run.step, busy});
+            send(core::msg::StepResult{run.step, busy_result(run.check, m_wedged)});
             return;
         }
         if (m_worker.joinable()) {
@@ -271,36 +248,15 @@ class Session {
                 return;
             }
             m_wedged = true;
-            core::CheckResult hung;
-            hung.check = check;
-            hung.verdict = core::Verdict::error;
-            hung.detail = "check did not return within its deadline of " +
-                          std::to_string(static_cast<int>(seconds)) + " s (hung)";
+            auto hung = hung_result(check, seconds);
             spdlog::error("step {}: {}", step, hung.detail);
             send(core::msg::StepResult{step, hung});
         });
         m_worker = std::thread([this, run = std::move(run), deadline] {
-            core::CheckResult result;
-            auto check = plugins::make_check(run.check);
-            if (!check) {
-                result.check = run.check;
-                result.verdict = core::Verdict::error;
-                result.detail = "this agent has no check named '" + run.check + "'";
-            } else {
-                plugins::CheckContext ctx;
-                ctx.node = m_options.node;
-                ctx.sysfs_root = m_options.sysfs_root;
-                ctx.bind_address = run.bind_address.empty() ? m_local_address : run.bind_address;
-                if (run.group) {
-                    ctx.group.id = run.group->id;
-                    ctx.group.rank = run.group->rank;
-                    ctx.group.members = run.group->members;
-                }
-                ctx.kv = &m_kv;
-                ctx.deadline = deadline;
-                ctx.cancel = &m_cancel;
-                result = check->run(ctx, run.params);
-            }
+            auto result = run_step(run,
+                                   StepEnvironment{m_options.node, m_options.sysfs_root,
+                                                   m_local_address, &m_kv, &m_cancel},
+                                   deadline);
             asio::post(m_io, [this, step = run.step, result = std::move(result)] {
                 m_worker_done = true;
                 m_watchdog.cancel();

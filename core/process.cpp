@@ -1,5 +1,7 @@
 #include "core/process.hpp"
 
+#include "core/process_spawn.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -55,6 +57,29 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
     out.push_back(nullptr);
     return out;
 }
+
+// write() to a pipe without risking SIGPIPE for the whole process: the signal is blocked in this
+// thread for the call, and a pending one raised by it is consumed.
+ssize_t write_no_sigpipe(int fd, const char* data, std::size_t size) {
+    sigset_t pipe_set;
+    sigset_t old_set;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+    ssize_t n = ::write(fd, data, size);
+    int saved = errno;
+    if (n < 0 && saved == EPIPE) {
+        timespec zero{0, 0};
+        ::sigtimedwait(&pipe_set, nullptr, &zero);
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
+    errno = saved;
+    return n;
+}
+
+}  // namespace
+
+namespace spawn {
 
 // Forks and execs argv in a new process group. stdout_fd/stdin_fd are dup'ed onto 1/2 and 0 when >=
 // 0. Everything the child needs is prepared before fork, so the child only calls async-signal-safe
@@ -125,32 +150,16 @@ Result<pid_t> fork_exec(const std::vector<std::string>& argv,
     return pid;
 }
 
-// write() to a pipe without risking SIGPIPE for the whole process: the signal is blocked in this
-// thread for the call, and a pending one raised by it is consumed.
-ssize_t write_no_sigpipe(int fd, const char* data, std::size_t size) {
-    sigset_t pipe_set;
-    sigset_t old_set;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    ::pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
-    ssize_t n = ::write(fd, data, size);
-    int saved = errno;
-    if (n < 0 && saved == EPIPE) {
-        timespec zero{0, 0};
-        ::sigtimedwait(&pipe_set, nullptr, &zero);
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
-    errno = saved;
-    return n;
-}
-
 void kill_group(pid_t pid, int sig) {
     if (pid > 0) {
         ::kill(-pid, sig);
     }
 }
 
-}  // namespace
+}  // namespace spawn
+
+using spawn::fork_exec;
+using spawn::kill_group;
 
 std::string ProcessResult::describe() const {
     if (timed_out) {
@@ -308,97 +317,6 @@ int kill_running_children(int sig) {
         kill_group(group, sig);
     }
     return static_cast<int>(running_groups().size());
-}
-
-ChildProcess::ChildProcess(ChildProcess&& other) noexcept
-    : m_pid(other.m_pid), m_status(other.m_status) {
-    other.m_pid = -1;
-}
-
-ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
-    if (this != &other) {
-        terminate(std::chrono::milliseconds(0));
-        m_pid = other.m_pid;
-        m_status = other.m_status;
-        other.m_pid = -1;
-    }
-    return *this;
-}
-
-ChildProcess::~ChildProcess() {
-    terminate(std::chrono::milliseconds(500));
-}
-
-Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv,
-                                         const std::map<std::string, std::string>& env,
-                                         const std::string& output_path) {
-    int out_fd = -1;
-    if (!output_path.empty()) {
-        out_fd = ::open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (out_fd < 0) {
-            return Error{"open " + output_path + ": " + std::strerror(errno)};
-        }
-    }
-    auto pid = fork_exec(argv, env, out_fd, -1);
-    if (out_fd >= 0) {
-        ::close(out_fd);
-    }
-    if (!pid) {
-        return pid.error();
-    }
-    ChildProcess child;
-    child.m_pid = *pid;
-    return child;
-}
-
-bool ChildProcess::running() {
-    if (m_pid <= 0 || m_status) {
-        return false;
-    }
-    int status = 0;
-    pid_t w = ::waitpid(m_pid, &status, WNOHANG);
-    if (w == m_pid) {
-        m_status = status;
-        return false;
-    }
-    return w == 0;
-}
-
-std::optional<int> ChildProcess::exit_status() const {
-    return m_status;
-}
-
-bool ChildProcess::wait_for(std::chrono::milliseconds timeout) {
-    auto deadline = Clock::now() + timeout;
-    while (running()) {
-        if (Clock::now() >= deadline) {
-            return false;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return true;
-}
-
-void ChildProcess::terminate(std::chrono::milliseconds grace) {
-    if (m_pid <= 0) {
-        return;
-    }
-    if (running()) {
-        kill_group(m_pid, SIGTERM);
-        if (!wait_for(grace)) {
-            kill_group(m_pid, SIGKILL);
-            wait_for(std::chrono::milliseconds(2000));
-        }
-    }
-    // The group may outlive its leader (a child that ignored SIGTERM); make sure it is gone.
-    kill_group(m_pid, SIGKILL);
-    m_pid = -1;
-}
-
-std::string sibling_executable(const std::string& name) {
-    std::error_code ec;
-    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? name : (self.parent_path() / name).string();
 }
 
 }  // namespace preflight::core

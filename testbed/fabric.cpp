@@ -18,8 +18,6 @@ using core::Result;
 using core::Status;
 
 constexpr const char* k_netns_dir = "/run/netns";
-constexpr std::size_t k_max_name = 12;
-constexpr int k_max_hosts = 253;  // .254 is the head, .255 broadcast
 constexpr std::chrono::milliseconds k_command_timeout{10000};
 // A batch does many small things in one process; give it a little more time per line.
 constexpr std::chrono::milliseconds k_batch_line_timeout{100};
@@ -27,35 +25,6 @@ constexpr std::chrono::milliseconds k_batch_line_timeout{100};
 // 200-400 mbit link reads 1.000 x iperf3 at 16-64 MiB messages.
 constexpr const char* k_tbf_burst = "256kb";
 constexpr const char* k_tbf_latency = "50ms";
-
-bool is_unshaped(const std::string& rate) {
-    return rate.empty() || rate == "none";
-}
-
-bool all_digits(std::string_view s) {
-    return !s.empty() &&
-           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-// "<subnet>" is three dotted decimal octets.
-bool valid_subnet(std::string_view subnet) {
-    int parts = 0;
-    std::size_t start = 0;
-    while (true) {
-        std::size_t dot = subnet.find('.', start);
-        std::string_view part = subnet.substr(
-            start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-        if (!all_digits(part) || part.size() > 3 || std::stoi(std::string(part)) > 255) {
-            return false;
-        }
-        ++parts;
-        if (dot == std::string_view::npos) {
-            break;
-        }
-        start = dot + 1;
-    }
-    return parts == 3;
-}
 
 // The namespaces a fabric called `name` owns: <name>-sw, <name>-head, <name>-h<digits>. Matching
 // exactly (not <name>-*) keeps fabric "pf" from touching fabric "pf-x"'s namespaces.
@@ -189,38 +158,6 @@ Status delete_netns(core::CommandRunner& runner, const std::vector<std::string>&
     return {};
 }
 
-Status validate(const FabricSpec& spec) {
-    if (!valid_fabric_name(spec.name)) {
-        return Error{"fabric name '" + spec.name + "' is invalid: use 1 to " +
-                     std::to_string(k_max_name) + " of [a-z0-9-], not starting with '-'"};
-    }
-    if (spec.hosts < 1 || spec.hosts > k_max_hosts) {
-        return Error{"fabric hosts must be 1.." + std::to_string(k_max_hosts) + ", not " +
-                     std::to_string(spec.hosts)};
-    }
-    if (!valid_subnet(spec.subnet)) {
-        return Error{"fabric subnet '" + spec.subnet +
-                     "' is invalid: give the first three octets of a /24, e.g. 10.77.0"};
-    }
-    if (!is_unshaped(spec.default_rate) && !valid_rate(spec.default_rate)) {
-        return Error{"fabric default rate '" + spec.default_rate +
-                     "' is invalid: use a tc rate such as 400mbit, or none"};
-    }
-    for (const auto& [host, rate] : spec.rates) {
-        bool known = host.size() > 1 && host[0] == 'h' && all_digits(host.substr(1)) &&
-                     host.size() < 5 && host[1] != '0' && std::stoi(host.substr(1)) <= spec.hosts;
-        if (!known) {
-            return Error{"fabric rate for unknown host '" + host + "' (hosts are h1..h" +
-                         std::to_string(spec.hosts) + ")"};
-        }
-        if (!is_unshaped(rate) && !valid_rate(rate)) {
-            return Error{"fabric rate '" + rate + "' for " + host +
-                         " is invalid: use a tc rate such as 200mbit, or none"};
-        }
-    }
-    return {};
-}
-
 std::vector<std::string> tbf_args(const std::string& dev, const std::string& rate) {
     return {"qdisc", "replace", "dev",   dev,         "root",    "tbf",
             "rate",  rate,      "burst", k_tbf_burst, "latency", k_tbf_latency};
@@ -228,67 +165,13 @@ std::vector<std::string> tbf_args(const std::string& dev, const std::string& rat
 
 }  // namespace
 
-bool valid_fabric_name(std::string_view name) {
-    if (name.empty() || name.size() > k_max_name || name.front() == '-') {
-        return false;
-    }
-    return std::all_of(name.begin(), name.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-    });
-}
-
-bool valid_rate(std::string_view rate) {
-    struct Unit {
-        std::string_view suffix;
-        double bits;
-    };
-    static constexpr Unit k_units[] = {
-        {"bit", 1.0},         {"kbit", 1e3},           {"mbit", 1e6},
-        {"gbit", 1e9},        {"tbit", 1e12},          {"kibit", 1024.0},
-        {"mibit", 1048576.0}, {"gibit", 1073741824.0}, {"tibit", 1099511627776.0},
-        {"bps", 8.0},         {"kbps", 8e3},           {"mbps", 8e6},
-        {"gbps", 8e9},        {"tbps", 8e12},          {"kibps", 8192.0},
-        {"mibps", 8388608.0}, {"gibps", 8589934592.0}, {"tibps", 8796093022208.0}};
-    // Outside this range tc either rejects the rate (below 8 bit/s it rounds to 0 bytes/s) or
-    // builds a tbf whose 256kb bucket no longer makes sense (a zero-byte burst at 10tbit).
-    constexpr double k_min_bits = 1e3;
-    constexpr double k_max_bits = 100e9;
-    if (rate.empty() || rate.size() > 24) {
-        return false;
-    }
-    std::size_t i = 0;
-    while (i < rate.size() && rate[i] >= '0' && rate[i] <= '9') {
-        ++i;
-    }
-    if (i == 0) {
-        return false;
-    }
-    if (i < rate.size() && rate[i] == '.') {
-        std::size_t frac_start = ++i;
-        while (i < rate.size() && rate[i] >= '0' && rate[i] <= '9') {
-            ++i;
-        }
-        if (i == frac_start) {
-            return false;
-        }
-    }
-    const std::string_view suffix = rate.substr(i);
-    const auto* unit = std::find_if(std::begin(k_units), std::end(k_units),
-                                    [&](const Unit& u) { return u.suffix == suffix; });
-    if (unit == std::end(k_units)) {
-        return false;
-    }
-    const double bits = std::strtod(std::string(rate.substr(0, i)).c_str(), nullptr) * unit->bits;
-    return bits >= k_min_bits && bits <= k_max_bits;
-}
-
 Result<Fabric> Fabric::create(const FabricSpec& spec) {
     core::SystemCommandRunner runner;
     return create(spec, runner);
 }
 
 Result<Fabric> Fabric::create(const FabricSpec& spec, core::CommandRunner& runner) {
-    if (auto status = validate(spec); !status) {
+    if (auto status = validate_fabric_spec(spec); !status) {
         return status.error();
     }
     // Refuse rather than reuse or delete: a namespace of the same name may belong to a fabric
@@ -318,7 +201,7 @@ Result<Fabric> Fabric::create(const FabricSpec& spec, core::CommandRunner& runne
         host.address = spec.subnet + "." + std::to_string(i);
         auto it = spec.rates.find(host.name);
         host.rate = it != spec.rates.end() ? it->second : spec.default_rate;
-        if (is_unshaped(host.rate)) {
+        if (is_unshaped_rate(host.rate)) {
             host.rate.clear();
         }
         fabric.m_hosts.push_back(std::move(host));

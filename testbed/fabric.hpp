@@ -80,5 +80,13 @@ bool valid_rate(std::string_view rate);
 
 // Validates a fabric name: 1..12 of [a-z0-9-], not starting with '-'.
 bool valid_fabric_name(std::string_view name);
+// s is not empty and all decimal digits (host numbers, octets).
+bool all_digits(std::string_view s);
+// "<subnet>" is three dotted decimal octets, e.g. "10.77.0".
+bool valid_subnet(std::string_view subnet);
+// An empty rate or "none": the host's link is not shaped.
+bool is_unshaped_rate(const std::string& rate);
+// The whole spec: name, host count, subnet and every rate; the error says which is wrong.
+core::Status validate_fabric_spec(const FabricSpec& spec);
 
 }  // namespace preflight::testbed

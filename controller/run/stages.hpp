@@ -37,6 +37,9 @@ struct RunPlan {
 
 // Everything the stages after `plan` share.
 struct RunContext {
+    RunContext(const RunOptions& opts, RunPlan run_plan, outcome::RunReport run_report)
+        : options(opts), plan(std::move(run_plan)), report(std::move(run_report)) {}
+
     const RunOptions& options;
     RunPlan plan;
     outcome::RunReport report;

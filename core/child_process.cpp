@@ -1,0 +1,112 @@
+// ChildProcess: a long-running child in its own process group (process.hpp).
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "core/process.hpp"
+#include "core/process_spawn.hpp"
+
+namespace preflight::core {
+
+using spawn::fork_exec;
+using spawn::kill_group;
+using Clock = std::chrono::steady_clock;
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : m_pid(other.m_pid), m_status(other.m_status) {
+    other.m_pid = -1;
+}
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
+    if (this != &other) {
+        terminate(std::chrono::milliseconds(0));
+        m_pid = other.m_pid;
+        m_status = other.m_status;
+        other.m_pid = -1;
+    }
+    return *this;
+}
+
+ChildProcess::~ChildProcess() {
+    terminate(std::chrono::milliseconds(500));
+}
+
+Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv,
+                                         const std::map<std::string, std::string>& env,
+                                         const std::string& output_path) {
+    int out_fd = -1;
+    if (!output_path.empty()) {
+        out_fd = ::open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (out_fd < 0) {
+            return Error{"open " + output_path + ": " + std::strerror(errno)};
+        }
+    }
+    auto pid = fork_exec(argv, env, out_fd, -1);
+    if (out_fd >= 0) {
+        ::close(out_fd);
+    }
+    if (!pid) {
+        return pid.error();
+    }
+    ChildProcess child;
+    child.m_pid = *pid;
+    return child;
+}
+
+bool ChildProcess::running() {
+    if (m_pid <= 0 || m_status) {
+        return false;
+    }
+    int status = 0;
+    pid_t w = ::waitpid(m_pid, &status, WNOHANG);
+    if (w == m_pid) {
+        m_status = status;
+        return false;
+    }
+    return w == 0;
+}
+
+std::optional<int> ChildProcess::exit_status() const {
+    return m_status;
+}
+
+bool ChildProcess::wait_for(std::chrono::milliseconds timeout) {
+    auto deadline = Clock::now() + timeout;
+    while (running()) {
+        if (Clock::now() >= deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+}
+
+void ChildProcess::terminate(std::chrono::milliseconds grace) {
+    if (m_pid <= 0) {
+        return;
+    }
+    if (running()) {
+        kill_group(m_pid, SIGTERM);
+        if (!wait_for(grace)) {
+            kill_group(m_pid, SIGKILL);
+            wait_for(std::chrono::milliseconds(2000));
+        }
+    }
+    // The group may outlive its leader (a child that ignored SIGTERM); make sure it is gone.
+    kill_group(m_pid, SIGKILL);
+    m_pid = -1;
+}
+
+std::string sibling_executable(const std::string& name) {
+    std::error_code ec;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? name : (self.parent_path() / name).string();
+}
+
+}  // namespace preflight::core

@@ -1,0 +1,86 @@
+// The settings of one run, as the configuration loader (core/config.hpp) fills them: evaluation,
+// actions, deadlines, controller, Kubernetes access, the checks and their params.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/params.hpp"
+
+namespace preflight::core {
+
+// check name -> the parameters it declares.
+using ParamCatalog = std::map<std::string, std::vector<ParamSpec>>;
+
+struct EvaluationConfig {
+    double threshold_fraction = 0.90;  // fail under this fraction of the cohort median
+    int min_cohort = 3;                // below this many measured nodes only floors apply
+    std::string cohort_label = "sku";  // nodes with equal values of this label form a cohort
+    // Topology-aware pairing (optional): round 1 pairs nodes under the same leaf switch first.
+    // topology_file: a Slurm topology.conf (tree); else topology_label: a node label (`rack`).
+    std::string topology_file;
+    std::string topology_label;
+    // check -> metric -> absolute floor (value below floor fails regardless of the median)
+    std::map<std::string, std::map<std::string, double>> floors;
+};
+
+struct ActionsConfig {
+    std::vector<std::string> targets = {"slurm"};  // planned representations: slurm, k8s
+    double max_action_fraction = 0.10;  // circuit breaker: refuse when acting on more than this
+    int min_actions = 1;                // ... but always allow this many (small cohorts)
+    std::string scontrol = "scontrol";  // path of scontrol used by --apply
+};
+
+struct DeadlineConfig {
+    double connect_s = 30.0;     // all agents must have authenticated by then
+    double heartbeat_s = 2.0;    // both ways; a peer silent for 3 intervals is lost
+    double step_slack_s = 15.0;  // added to a check's own timeout for the controller's deadline
+};
+
+// Optional TLS between agents and controller (docs/security.md). The HMAC challenge still
+// authenticates agents; TLS adds confidentiality and lets agents authenticate the controller.
+struct TlsConfig {
+    std::string cert;         // PEM certificate chain the controller presents
+    std::string key;          // its PEM private key
+    std::string ca;           // PEM CA agents verify the controller against (same path on agents)
+    std::string server_name;  // name agents expect in the certificate; empty: the address dialed
+    bool enabled() const { return !cert.empty(); }
+};
+
+struct ControllerConfig {
+    std::string listen = "0.0.0.0";  // address the controller listens on
+    int port = 0;                    // 0: an ephemeral port
+    std::string advertise;           // address agents dial; empty: routed source address per node
+    TlsConfig tls;                   // off unless controller.tls is given
+};
+
+// Kubernetes API access (outcome/k8s): the action sink, `--launcher k8s` and `certify --k8s`.
+struct KubernetesConfig {
+    std::string kubeconfig;  // empty: $KUBECONFIG, else in-cluster, else ~/.kube/config
+    std::string context;     // kubeconfig context; empty: current-context
+    std::string namespace_name = "preflight";  // where the agent Job and its Secret are created
+    std::string image;                         // agent image for `--launcher k8s`
+    std::string service_account = "preflight-agent";  // agent pods' ServiceAccount
+    double request_timeout_s = 10.0;                  // one API request
+    int max_retries = 4;                              // on 429/5xx/transport errors, with backoff
+};
+
+struct RunConfig {
+    std::string source;  // file the config came from, or "<defaults>"
+    EvaluationConfig evaluation;
+    ActionsConfig actions;
+    DeadlineConfig deadlines;
+    ControllerConfig controller;
+    KubernetesConfig k8s;
+    // checks run, in order: node-local ones in round 0, group ones in rounds 1-3.
+    std::vector<std::string> checks = {"link.netdev", "collective.gloo_allreduce"};
+    std::map<std::string, nlohmann::json> check_params;  // check -> params as given (validated)
+    // Optional training-job profile for the job-impact section of the reports:
+    // {params, compute_ms, dtype?, nodes?, gpus_per_node?}; null when the config names none.
+    nlohmann::json job;
+};
+
+}  // namespace preflight::core
