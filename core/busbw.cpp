@@ -1,5 +1,7 @@
 #include "core/busbw.hpp"
 
+#include "core/check_spec.hpp"
+
 #include <cmath>
 
 namespace preflight::core {
@@ -27,6 +29,15 @@ double algbw_gbps(std::uint64_t bytes, double seconds) {
 
 double allreduce_busbw_gbps(std::uint64_t bytes, double seconds, int ranks) {
     return algbw_gbps(bytes, seconds) * allreduce_bus_factor(ranks);
+}
+
+AllreduceFigures put_allreduce_metrics(std::map<std::string, double>& metrics, std::uint64_t bytes,
+                                       double seconds, int ranks) {
+    AllreduceFigures f{algbw_gbps(bytes, seconds), allreduce_busbw_gbps(bytes, seconds, ranks)};
+    metrics["seconds_per_iter"] = seconds;
+    metrics["algbw_gbps"] = f.algbw_gbps;
+    metrics[std::string(k_busbw_metric)] = f.busbw_gbps;
+    return f;
 }
 
 }  // namespace preflight::core

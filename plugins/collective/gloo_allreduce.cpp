@@ -263,12 +263,8 @@ core::CheckResult GlooAllreduceCheck::run_impl(const CheckContext& ctx,
         if (!(seconds_per_iter > 0.0)) {
             return error_result("timer reported no elapsed time");
         }
-        const auto ubytes = static_cast<std::uint64_t>(bytes);
-        const double algbw = core::algbw_gbps(ubytes, seconds_per_iter);
-        const double busbw = core::allreduce_busbw_gbps(ubytes, seconds_per_iter, ranks);
-        result.metrics["seconds_per_iter"] = seconds_per_iter;
-        result.metrics["algbw_gbps"] = algbw;
-        result.metrics[std::string(core::k_busbw_metric)] = busbw;
+        const auto [algbw, busbw] = core::put_allreduce_metrics(
+            result.metrics, static_cast<std::uint64_t>(bytes), seconds_per_iter, ranks);
         result.verdict = core::Verdict::pass;
         std::ostringstream detail;
         detail.precision(4);

@@ -160,11 +160,7 @@ core::CheckResult MpiAllreduceCheck::run_impl(const CheckContext& ctx,
     if (!(mean > 0.0)) {
         return make_result(core::Verdict::error, "timer reported no elapsed time");
     }
-    const auto ubytes = static_cast<std::uint64_t>(bytes);
-    result.metrics["seconds_per_iter"] = mean;
-    result.metrics["algbw_gbps"] = core::algbw_gbps(ubytes, mean);
-    result.metrics[std::string(core::k_busbw_metric)] =
-        core::allreduce_busbw_gbps(ubytes, mean, ranks);
+    core::put_allreduce_metrics(result.metrics, static_cast<std::uint64_t>(bytes), mean, ranks);
     result.verdict = core::Verdict::pass;
     std::ostringstream detail;
     detail.precision(4);

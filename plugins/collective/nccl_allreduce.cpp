@@ -315,12 +315,8 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
     if (!(mean_seconds > 0.0)) {
         return make_result(core::Verdict::error, "timer reported no elapsed time");
     }
-    const auto ubytes = static_cast<std::uint64_t>(bytes);
-    const double algbw = core::algbw_gbps(ubytes, mean_seconds);
-    const double busbw = core::allreduce_busbw_gbps(ubytes, mean_seconds, nranks);
-    result.metrics["seconds_per_iter"] = mean_seconds;
-    result.metrics["algbw_gbps"] = algbw;
-    result.metrics[std::string(core::k_busbw_metric)] = busbw;
+    const auto [algbw, busbw] = core::put_allreduce_metrics(
+        result.metrics, static_cast<std::uint64_t>(bytes), mean_seconds, nranks);
     result.verdict = core::Verdict::pass;
     std::ostringstream detail;
     detail.precision(4);
