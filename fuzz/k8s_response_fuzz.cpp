@@ -17,7 +17,8 @@
 
 namespace {
 
-using namespace preflight::controller::k8s;
+using namespace preflight::outcome::k8s;
+using preflight::controller::k8s::pod_start_failure;
 using nlohmann::json;
 
 void check_patch(const json& node, const NodeChange& change) {
