@@ -18,8 +18,8 @@
 namespace {
 
 using namespace preflight::outcome::k8s;
-using preflight::controller::k8s::pod_start_failure;
 using nlohmann::json;
+using preflight::controller::k8s::pod_start_failure;
 
 void check_patch(const json& node, const NodeChange& change) {
     auto patch = node_patch_for(node, change);
