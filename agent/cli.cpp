@@ -12,6 +12,7 @@
 #include "agent/standalone.hpp"
 #include "agent/tls_options.hpp"
 #include "core/auth.hpp"
+#include "core/exit_code.hpp"
 #include "core/inventory.hpp"
 #include "core/log.hpp"
 
@@ -22,6 +23,7 @@ int agent_main(int argc, char** argv) {
         return mpi_bootstrap_main(argc, argv);  // mpirun/srun: rank 0 hosts the controller
     }
     CLI::App app{"preflight-agent: runs preflight checks on this node for a controller"};
+    app.footer(std::string(core::k_exit_code_help));
     AgentOptions options;
     std::string controller;
     std::string token_file;
@@ -64,14 +66,14 @@ int agent_main(int argc, char** argv) {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         int rc = app.exit(e);
-        return rc == 0 ? 0 : 2;
+        return rc == 0 ? 0 : core::to_int(core::ExitCode::usage);
     }
     if (auto st =
             core::init_logging(log_level, log_json ? core::LogFormat::json : core::LogFormat::text,
                                "agent:" + options.node);
         !st) {
         std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
     if (options.node.empty()) {
         const char* slurm_node = std::getenv("SLURMD_NODENAME");
@@ -84,7 +86,7 @@ int agent_main(int argc, char** argv) {
         if (!standalone.node.empty() && !core::valid_node_name(standalone.node)) {
             std::fprintf(stderr, "preflight-agent: invalid node name '%s'\n",
                          standalone.node.c_str());
-            return 2;
+            return core::to_int(core::ExitCode::usage);
         }
         core::SystemCommandRunner runner;
         return run_standalone(standalone, runner);
@@ -93,29 +95,29 @@ int agent_main(int argc, char** argv) {
         std::fprintf(stderr,
                      "preflight-agent: give --controller HOST:PORT and --node NAME (or "
                      "--standalone)\n");
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
     if (!core::valid_node_name(options.node)) {
         std::fprintf(stderr, "preflight-agent: invalid node name '%s'\n", options.node.c_str());
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
     auto colon = controller.rfind(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == controller.size()) {
         std::fprintf(stderr, "preflight-agent: --controller wants HOST:PORT, got '%s'\n",
                      controller.c_str());
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
     options.controller_host = controller.substr(0, colon);
     try {
         options.controller_port = std::stoi(controller.substr(colon + 1));
     } catch (const std::exception&) {
         std::fprintf(stderr, "preflight-agent: bad port in '%s'\n", controller.c_str());
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
     auto token = core::load_token(token_file);
     if (!token) {
         std::fprintf(stderr, "preflight-agent: %s\n", token.error().message.c_str());
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
     options.token = token.value();
     // Collective transports write to sockets whose peer may vanish; that is an error result for

@@ -4,6 +4,8 @@
 // MPI_THREAD_SERIALIZED because checks run on the agent's worker thread, one at a time.
 #include "agent/mpi_bootstrap.hpp"
 
+#include "core/exit_code.hpp"
+
 #include <cstdio>
 #include <string_view>
 
@@ -58,7 +60,7 @@ int mpi_bootstrap_main(int, char**) {
     std::fprintf(stderr,
                  "preflight-agent: --bootstrap mpi: this agent was built without MPI "
                  "(PREFLIGHT_WITH_MPI=OFF; install libopenmpi-dev and rebuild)\n");
-    return 2;
+    return core::to_int(core::ExitCode::usage);
 }
 
 #else
@@ -177,6 +179,7 @@ int mpi_bootstrap_main(int argc, char** argv) {
     CLI::App app{
         "preflight-agent --bootstrap mpi: one agent per MPI rank; rank 0 hosts the "
         "controller"};
+    app.footer(std::string(core::k_exit_code_help));
     std::string bootstrap;
     std::string config, report_dir, json, controller_bin, advertise, listen = "0.0.0.0";
     std::string log_level = "info";
@@ -205,7 +208,7 @@ int mpi_bootstrap_main(int argc, char** argv) {
     if (bootstrap != "mpi") {
         std::fprintf(stderr, "preflight-agent: --bootstrap wants 'mpi', got '%s'\n",
                      bootstrap.c_str());
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
 
     int provided = 0;
@@ -219,7 +222,7 @@ int mpi_bootstrap_main(int argc, char** argv) {
                          provided);
         }
         MPI_Finalize();
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
 
     // Node names: Slurm's node name or the short host name, unique per rank when several ranks
@@ -314,7 +317,7 @@ int mpi_bootstrap_main(int argc, char** argv) {
     MPI_Bcast(&shared_info, sizeof(shared_info), MPI_BYTE, 0, MPI_COMM_WORLD);
     if (shared_info.ok == 0) {
         MPI_Finalize();
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
     plugins::set_mpi_world(plugins::MpiWorld{rank, nodes});
     options.controller_host = shared_info.address;
@@ -334,7 +337,8 @@ int mpi_bootstrap_main(int argc, char** argv) {
             controller.terminate();
         }
         const auto status = controller.exit_status();
-        rc = status && WIFEXITED(*status) ? WEXITSTATUS(*status) : 4;
+        rc = status && WIFEXITED(*status) ? WEXITSTATUS(*status)
+                                             : core::to_int(core::ExitCode::run_error);
     }
     MPI_Finalize();
     return rc;

@@ -3,6 +3,8 @@
 // with heartbeats both ways and the rendezvous store served by the controller.
 #pragma once
 
+#include "core/exit_code.hpp"
+
 #include <string>
 
 namespace preflight::agent {
@@ -18,11 +20,14 @@ struct AgentOptions {
     std::string tls_server_name;      // name the certificate must carry; empty: controller_host
 };
 
-// Exit codes of the agent process.
-inline constexpr int k_agent_ok = 0;        // controller said shutdown
-inline constexpr int k_agent_failed = 1;    // lost the controller or could not reach it
-inline constexpr int k_agent_usage = 2;     // bad options (e.g. a --tls-ca that is no CA file)
-inline constexpr int k_agent_rejected = 3;  // authentication refused (either way: TLS included)
+// Exit codes of the agent process, from the one table (core/exit_code.hpp): an agent that could
+// not do its work (lost or never reached its controller, refused by it) ended in a run error,
+// which says nothing about the node.
+inline constexpr int k_agent_ok = core::to_int(core::ExitCode::ok);  // controller said shutdown
+inline constexpr int k_agent_failed = core::to_int(core::ExitCode::run_error);  // lost/unreached
+inline constexpr int k_agent_usage = core::to_int(core::ExitCode::usage);  // bad options
+inline constexpr int k_agent_rejected =
+    core::to_int(core::ExitCode::run_error);  // authentication refused (either way, TLS included)
 
 int run_agent(const AgentOptions& options);
 

@@ -105,8 +105,8 @@ class ConfigParser {
 
     void parse_evaluation(const YAML::Node& node, EvaluationConfig& out) const {
         yaml::reject_unknown_keys(m_file, node, "evaluation",
-                                  {"threshold_fraction", "min_cohort", "cohort_label", "floors",
-                                   "topology_file", "topology_label"});
+                                  {"threshold_fraction", "min_cohort", "max_relative_mad", "cohort_label",
+                                   "floors", "topology_file", "topology_label"});
         if (auto n =
                 yaml::get(m_file, node, "threshold_fraction", "evaluation.threshold_fraction")) {
             out.threshold_fraction = yaml::as_double(m_file, n, "evaluation.threshold_fraction");
@@ -118,6 +118,12 @@ class ConfigParser {
             out.min_cohort = yaml::as_int(m_file, n, "evaluation.min_cohort");
             if (out.min_cohort < 1) {
                 out_of_range(n, "evaluation.min_cohort", ">= 1");
+            }
+        }
+        if (auto n = yaml::get(m_file, node, "max_relative_mad", "evaluation.max_relative_mad")) {
+            out.max_relative_mad = yaml::as_double(m_file, n, "evaluation.max_relative_mad");
+            if (!(out.max_relative_mad >= 0.0 && out.max_relative_mad <= 1.0)) {
+                out_of_range(n, "evaluation.max_relative_mad", "in [0, 1] (0 turns the bound off)");
             }
         }
         if (auto n = yaml::get(m_file, node, "cohort_label", "evaluation.cohort_label")) {

@@ -1,5 +1,8 @@
 #include "core/inventory.hpp"
 
+#include <algorithm>
+#include <optional>
+
 #include <arpa/inet.h>
 
 #include <map>
@@ -133,6 +136,35 @@ std::vector<Node> inventory_from_hostlist(const std::string& hostlist) {
         nodes.push_back(Node{std::move(name), {}, {}, {}});
     }
     return nodes;
+}
+
+void add_reference_nodes(std::vector<Node>& nodes, const std::string& hostlist) {
+    std::optional<std::map<std::string, std::string>> shared;
+    bool same = true;
+    for (const auto& n : nodes) {
+        if (!shared) {
+            shared = n.labels;
+        } else if (*shared != n.labels) {
+            same = false;
+        }
+    }
+    for (auto& ref : inventory_from_hostlist(hostlist)) {
+        auto it = std::find_if(nodes.begin(), nodes.end(),
+                               [&](const Node& n) { return n.name == ref.name; });
+        if (it != nodes.end()) {
+            it->reference = true;
+            continue;
+        }
+        ref.reference = true;
+        if (same && shared) {
+            ref.labels = *shared;
+        }
+        nodes.push_back(std::move(ref));
+    }
+    if (std::all_of(nodes.begin(), nodes.end(), [](const Node& n) { return n.reference; })) {
+        throw ConfigError("--reference-nodes '" + hostlist +
+                          "': every node is a reference node; nothing is left to validate");
+    }
 }
 
 }  // namespace preflight::core

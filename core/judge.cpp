@@ -33,6 +33,9 @@ Reference cohort_reference(std::string_view metric, const std::string& name,
     for (double v : values) {
         ref.above_median_band += v * policy.threshold_fraction > med ? 1 : 0;
     }
+    if (policy.max_relative_mad && *policy.max_relative_mad > 0.0 && med > 0.0) {
+        ref.noisy = *ref.mad / med > *policy.max_relative_mad;
+    }
     if (policy.floor && med < *policy.floor) {
         // Most of the cohort is slow: the median moved under the floor and is no reference.
         ref.basis = "floor";
@@ -59,15 +62,28 @@ Judgement judge_one(const Sample& s, const Reference& ref, const JudgePolicy& po
         j.verdict = Verdict::fail;
         j.detail = fmt::format("{} {:.4g} is under the floor {:.4g}", metric, s.value, *ref.floor);
     } else if (ref.basis == "cohort median" && s.value < policy.threshold_fraction * *ref.median) {
-        j.verdict = Verdict::fail;
-        j.detail = fmt::format("{} {:.4g} is {:.0f}% of the {} median {:.4g} (threshold {:.0f}%)",
-                               metric, s.value, 100.0 * *j.fraction_of_median, ref.cohort,
-                               *ref.median, 100.0 * policy.threshold_fraction);
+        const std::string measured =
+            fmt::format("{} {:.4g} is {:.0f}% of the {} median {:.4g} (threshold {:.0f}%)", metric,
+                        s.value, 100.0 * *j.fraction_of_median, ref.cohort, *ref.median,
+                        100.0 * policy.threshold_fraction);
+        if (ref.noisy) {
+            j.verdict = Verdict::warn;
+            j.undecided = Undecided::inconclusive;
+            j.detail = fmt::format(
+                "inconclusive: {}, but the cohort is too noisy to judge (MAD {:.4g} is {:.0f}% of "
+                "the median, above the bound {:.0f}%): no action",
+                measured, *ref.mad, 100.0 * *ref.mad / *ref.median,
+                100.0 * policy.max_relative_mad.value_or(0.0));
+        } else {
+            j.verdict = Verdict::fail;
+            j.detail = measured;
+        }
     } else if (ref.basis == "none") {
         j.verdict = Verdict::warn;
+        j.undecided = Undecided::inconclusive;
         j.detail = fmt::format(
-            "not judged: {} has {} measured node(s), fewer than min_cohort {}, and no floor is "
-            "configured",
+            "inconclusive: {} has {} measured node(s), fewer than min_cohort {}, and no floor is "
+            "configured: not judged, no action",
             cohort_name(cohort_key, label), ref.cohort_size, policy.min_cohort);
     }
     if (ref.median && ref.basis == "floor") {

@@ -7,8 +7,11 @@
 // under threshold_fraction x the median of its cohort's node figures. The reference is the median
 // over nodes (one figure per node: for collectives the best group the node was in), never over
 // groups. Below min_cohort measured nodes only the floor applies; without a floor such a node is
-// `warn` (not judged). When the cohort median itself is under the floor, most of the cohort is
-// slow and the median is no reference: nodes are judged against the floor alone.
+// inconclusive (`warn`, no action). When the cohort's MAD is above max_relative_mad x its median,
+// the spread is too wide to tell a slow node from noise: a node under the median rule is
+// inconclusive too (a node under the floor still fails: the floor needs no cohort). When the
+// cohort median itself is under the floor, most of the cohort is slow and the median is no
+// reference: nodes are judged against the floor alone.
 #pragma once
 
 #include <map>
@@ -25,6 +28,9 @@ struct JudgePolicy {
     double threshold_fraction = 0.90;
     int min_cohort = 3;
     std::optional<double> floor;  // absolute floor for the metric, if configured
+    // Noise bound on MAD / median; nullopt (or 0) judges any spread. The group rounds search for
+    // suspects without it (re-pairing is harmless); the final judgement uses it.
+    std::optional<double> max_relative_mad;
 };
 
 // What a verdict was judged against; recorded with every judged result.
@@ -41,6 +47,8 @@ struct Reference {
     // Nodes of the cohort faster than median / threshold_fraction: many of them mean the median
     // itself may be slow (most of the cohort degraded). Callers may warn about it.
     int above_median_band = 0;
+    // MAD / median above the policy's bound: nodes under the median rule are inconclusive.
+    bool noisy = false;
 };
 
 struct Sample {
@@ -52,7 +60,8 @@ struct Sample {
 struct Judgement {
     std::string node;
     double value = 0.0;
-    Verdict verdict = Verdict::pass;  // pass, fail, or warn (not judged: cohort too small)
+    Verdict verdict = Verdict::pass;  // pass, fail, or warn (inconclusive: see undecided)
+    Undecided undecided = Undecided::none;  // inconclusive when the cohort could not judge it
     Reference reference;
     std::optional<double> fraction_of_median;
     std::string detail;  // why it is not a pass; empty for a pass

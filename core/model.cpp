@@ -53,6 +53,27 @@ Verdict worst(Verdict a, Verdict b) {
     return severity(b) > severity(a) ? b : a;
 }
 
+std::string_view to_string(Undecided u) {
+    switch (u) {
+        case Undecided::none:
+            return "none";
+        case Undecided::inconclusive:
+            return "inconclusive";
+        case Undecided::incomplete:
+            return "incomplete";
+    }
+    return "inconclusive";
+}
+
+std::optional<Undecided> undecided_from_string(std::string_view s) {
+    for (Undecided u : {Undecided::none, Undecided::inconclusive, Undecided::incomplete}) {
+        if (to_string(u) == s) {
+            return u;
+        }
+    }
+    return std::nullopt;
+}
+
 void to_json(nlohmann::json& j, const CheckResult& r) {
     nlohmann::json metrics = nlohmann::json::object();
     for (const auto& [name, value] : r.metrics) {
@@ -67,6 +88,9 @@ void to_json(nlohmann::json& j, const CheckResult& r) {
                        {"metrics", std::move(metrics)},
                        {"detail", r.detail},
                        {"seconds", r.seconds}};
+    if (r.undecided != Undecided::none) {
+        j["undecided"] = std::string(to_string(r.undecided));
+    }
 }
 
 void from_json(const nlohmann::json& j, CheckResult& r) {
@@ -111,6 +135,14 @@ void from_json(const nlohmann::json& j, CheckResult& r) {
                 &seconds);
         }
         out.seconds = seconds.get<double>();
+    }
+    if (j.contains("undecided")) {
+        const auto text = j.at("undecided").get<std::string>();
+        auto undecided = undecided_from_string(text);
+        if (!undecided) {
+            throw std::invalid_argument("unknown undecided '" + text + "'");
+        }
+        out.undecided = *undecided;
     }
     r = std::move(out);
 }

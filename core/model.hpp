@@ -22,11 +22,24 @@ std::optional<Verdict> verdict_from_string(std::string_view s);
 int severity(Verdict v);
 Verdict worst(Verdict a, Verdict b);
 
+// Why a result decides nothing about the node although it is not an error: the judge had no sound
+// reference (inconclusive: a cohort too small or too noisy), or the check could not be completed
+// (incomplete: a collective with no partner to run it with). Such a result is reported as `warn`,
+// said plainly in every report, never acted on and never counted as a pass; the run's exit code
+// says which (core/exit_code.hpp).
+enum class Undecided { none, inconclusive, incomplete };
+
+std::string_view to_string(Undecided u);
+std::optional<Undecided> undecided_from_string(std::string_view s);
+
 struct Node {
     std::string name;
     std::string netns;    // network namespace the local launcher runs the agent in; may be empty
     std::string address;  // address the node is reachable at; may be empty
     std::map<std::string, std::string> labels;
+    // A known-good partner (--reference-nodes): it runs the checks and joins the collectives so
+    // that the candidates have partners and a cohort, but no action is ever planned on it.
+    bool reference = false;
 };
 
 // What one check reports for one node (or for one rank of a group).
@@ -36,6 +49,7 @@ struct CheckResult {
     std::map<std::string, double> metrics;  // e.g. busbw_gbps, speed_mbps
     std::string detail;                     // human-readable reason or finding
     double seconds = 0.0;                   // wall time the check took
+    Undecided undecided = Undecided::none;  // set with verdict warn; see Undecided
 };
 
 void to_json(nlohmann::json& j, const CheckResult& r);

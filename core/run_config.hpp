@@ -18,6 +18,9 @@ using ParamCatalog = std::map<std::string, std::vector<ParamSpec>>;
 struct EvaluationConfig {
     double threshold_fraction = 0.90;  // fail under this fraction of the cohort median
     int min_cohort = 3;                // below this many measured nodes only floors apply
+    // A cohort whose MAD is above this share of its median is too noisy to tell a slow node from
+    // the spread: its nodes under the threshold are inconclusive (a warning, no action). 0: off.
+    double max_relative_mad = 0.10;
     std::string cohort_label = "sku";  // nodes with equal values of this label form a cohort
     // Topology-aware pairing (optional): round 1 pairs nodes under the same leaf switch first.
     // topology_file: a Slurm topology.conf (tree); else topology_label: a node label (`rack`).

@@ -139,8 +139,8 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
 
     std::set<std::string> failed;
     for (const auto& node : report.nodes) {
-        if (node.verdict != core::Verdict::fail) {
-            continue;
+        if (node.verdict != core::Verdict::fail || node.reference) {
+            continue;  // a reference node is a partner, never a target
         }
         failed.insert(node.name);
         const std::string reason = reason_for(node, report.run_id);
@@ -178,7 +178,10 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
     }
     fraction = std::min(fraction, 1.0);
     b.max_action_fraction = fraction;
-    b.candidates = static_cast<int>(report.nodes.size());
+    b.candidates = static_cast<int>(
+        std::count_if(report.nodes.begin(), report.nodes.end(), [](const NodeReport& n) {
+            return !n.reference;
+        }));
     b.planned = static_cast<int>(failed.size());
     // The epsilon keeps e.g. 0.29 * 100 (28.999999999999996 in binary) from allowing only 28.
     const int by_fraction =
@@ -225,7 +228,13 @@ int exit_code_for(const RunReport& report) {
     if (counts.fail > 0) {
         return core::to_int(core::ExitCode::failed);
     }
-    return core::to_int(counts.error > 0 ? core::ExitCode::inconclusive : core::ExitCode::ok);
+    if (counts.error > 0 || counts.inconclusive > 0) {
+        return core::to_int(core::ExitCode::inconclusive);
+    }
+    if (counts.incomplete > 0) {
+        return core::to_int(core::ExitCode::incomplete);
+    }
+    return core::to_int(counts.warn > 0 ? core::ExitCode::warnings : core::ExitCode::ok);
 }
 
 }  // namespace preflight::outcome

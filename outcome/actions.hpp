@@ -29,7 +29,7 @@ inline constexpr std::string_view k_breaker_error = "circuit breaker tripped";
 //           entry into its existing taints before sending it;
 //  - any other target: an action with kind "none" and an error naming the unknown target.
 // The circuit breaker trips when the failed nodes outnumber max(min_actions,
-// floor(max_action_fraction * nodes)); the actions are still planned but carry the error
+// floor(max_action_fraction * nodes)) (reference nodes are never targets and not counted); the actions are still planned but carry the error
 // "circuit breaker tripped" and are never applied.
 void plan_actions(RunReport& report, const core::ActionsConfig& cfg);
 
@@ -38,7 +38,9 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg);
 void force_past_breaker(RunReport& report);
 
 // The process exit code (core::ExitCode as an int): breaker when the breaker tripped and was not
-// forced, else failed when any node failed, else inconclusive when any node is error, else ok.
+// forced, else failed when any node failed, else inconclusive when any node is error or has an
+// inconclusive result, else incomplete when a check could not be completed (no partner), else
+// warnings when any node warns, else ok. Reference nodes count like any other.
 int exit_code_for(const RunReport& report);
 
 // The drain reason for a failed node: "preflight: <check> <metric> <value> < <pct>% of median

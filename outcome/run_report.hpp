@@ -19,6 +19,7 @@ inline constexpr int k_schema_version = 1;
 struct NodeCheck {
     std::string check;
     core::Verdict verdict = core::Verdict::error;
+    core::Undecided undecided = core::Undecided::none;  // warn that decides nothing: why
     std::map<std::string, double> metrics;  // e.g. busbw_gbps, speed_mbps
     std::string detail;
     std::optional<double> median;              // cohort median of the judged metric
@@ -37,6 +38,7 @@ struct NodeCheck {
 struct NodeReport {
     std::string name;
     std::map<std::string, std::string> labels;
+    bool reference = false;  // a known-good partner (--reference-nodes): never acted on
     core::Verdict verdict = core::Verdict::error;
     std::vector<std::string> reasons;  // one line per non-pass finding, most severe first
     std::vector<NodeCheck> checks;

@@ -1,5 +1,9 @@
 #include "outcome/tally.hpp"
 
+#include <fmt/format.h>
+
+#include "core/hostlist.hpp"
+
 namespace preflight::outcome {
 
 int VerdictTally::of(core::Verdict v) const {
@@ -21,6 +25,14 @@ int VerdictTally::of(core::Verdict v) const {
 VerdictTally tally(const std::vector<NodeReport>& nodes) {
     VerdictTally t;
     for (const auto& n : nodes) {
+        bool inconclusive = false;
+        bool incomplete = false;
+        for (const auto& c : n.checks) {
+            inconclusive = inconclusive || c.undecided == core::Undecided::inconclusive;
+            incomplete = incomplete || c.undecided == core::Undecided::incomplete;
+        }
+        t.inconclusive += inconclusive ? 1 : 0;
+        t.incomplete += incomplete ? 1 : 0;
         switch (n.verdict) {
             case core::Verdict::pass:
                 ++t.pass;
@@ -44,6 +56,39 @@ VerdictTally tally(const std::vector<NodeReport>& nodes) {
 
 VerdictTally tally(const RunReport& report) {
     return tally(report.nodes);
+}
+
+std::vector<std::string> undecided_notices(const RunReport& report) {
+    std::vector<std::string> inconclusive;
+    std::vector<std::string> incomplete;
+    for (const auto& n : report.nodes) {
+        bool inc = false;
+        bool part = false;
+        for (const auto& c : n.checks) {
+            inc = inc || c.undecided == core::Undecided::inconclusive;
+            part = part || c.undecided == core::Undecided::incomplete;
+        }
+        if (inc) {
+            inconclusive.push_back(n.name);
+        }
+        if (part) {
+            incomplete.push_back(n.name);
+        }
+    }
+    std::vector<std::string> out;
+    if (!inconclusive.empty()) {
+        out.push_back(fmt::format(
+            "INCONCLUSIVE: {} node(s) could not be judged (their cohort was too small or too "
+            "noisy for a sound median): {}. No action was taken on them.",
+            inconclusive.size(), core::compress_hostlist(inconclusive)));
+    }
+    if (!incomplete.empty()) {
+        out.push_back(fmt::format(
+            "INCOMPLETE: {} node(s) had no partner for a collective check, so it did not run: {}. "
+            "Not a pass; give known-good partners with --reference-nodes.",
+            incomplete.size(), core::compress_hostlist(incomplete)));
+    }
+    return out;
 }
 
 }  // namespace preflight::outcome

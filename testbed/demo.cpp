@@ -114,7 +114,7 @@ int run_demo(const DemoArgs& args, const char* /*argv0*/) {
     if (!fabric) {
         std::fprintf(stderr, "preflight demo: cannot build the fabric: %s\n",
                      fabric.error().message.c_str());
-        return 1;
+        return core::to_int(core::ExitCode::run_error);
     }
     std::printf("preflight demo: fabric %s with %d hosts on a bridge; controller in %s (%s)\n",
                 fabric->name().c_str(), args.hosts, fabric->head_netns().c_str(),
@@ -129,7 +129,7 @@ int run_demo(const DemoArgs& args, const char* /*argv0*/) {
     std::string config = report_dir + "/config.yaml";
     if (auto st = core::write_file_atomic(inventory, fabric->inventory_yaml()); !st) {
         std::fprintf(stderr, "preflight demo: %s\n", st.error().message.c_str());
-        return 1;
+        return core::to_int(core::ExitCode::run_error);
     }
     std::string tls_dir;
     if (!args.tls_dir.empty()) {
@@ -140,7 +140,7 @@ int run_demo(const DemoArgs& args, const char* /*argv0*/) {
     }
     if (auto st = core::write_file_atomic(config, demo_config_yaml(tls_dir)); !st) {
         std::fprintf(stderr, "preflight demo: %s\n", st.error().message.c_str());
-        return 1;
+        return core::to_int(core::ExitCode::run_error);
     }
 
     // The controller runs inside the head namespace, as on a real cluster's management host; it is
@@ -159,7 +159,7 @@ int run_demo(const DemoArgs& args, const char* /*argv0*/) {
     if (!child) {
         std::fprintf(stderr, "preflight demo: cannot start the run: %s\n",
                      child.error().message.c_str());
-        return 1;
+        return core::to_int(core::ExitCode::run_error);
     }
     bool forwarded = false;
     auto forwarded_at = std::chrono::steady_clock::now();

@@ -9,6 +9,7 @@
 
 #include "bench/scale_harness/virtual_fleet.hpp"
 #include "core/auth.hpp"
+#include "core/exit_code.hpp"
 #include "core/fd_limit.hpp"
 #include "core/hostlist.hpp"
 #include "core/log.hpp"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
         "every check is SIMULATED (fixed time, synthetic busBW, chosen --bad nodes slow).\n"
         "Start the controller with `preflight run --launcher connect --nodes <same names>`;\n"
         "the token comes from $PREFLIGHT_TOKEN or --token-file, as for preflight-agent."};
+    app.footer(std::string(core::k_exit_code_help));
     FleetOptions options;
     int count = 0;
     std::string controller;
@@ -70,20 +72,20 @@ int main(int argc, char** argv) {
     }
     if (auto st = core::init_logging(log_level, core::LogFormat::text, "scale-harness"); !st) {
         std::fprintf(stderr, "preflight-scale-harness: %s\n", st.error().message.c_str());
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
     auto colon = controller.rfind(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == controller.size()) {
         std::fprintf(stderr, "preflight-scale-harness: --controller wants HOST:PORT, got '%s'\n",
                      controller.c_str());
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
     options.host = controller.substr(0, colon);
     try {
         options.port = std::stoi(controller.substr(colon + 1));
     } catch (const std::exception&) {
         std::fprintf(stderr, "preflight-scale-harness: bad port in '%s'\n", controller.c_str());
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
     if (nodes.empty()) {
         int width = std::max(4, static_cast<int>(std::to_string(count).size()));
@@ -93,27 +95,27 @@ int main(int argc, char** argv) {
     if (!names) {
         std::fprintf(stderr, "preflight-scale-harness: --nodes: %s\n",
                      names.error().message.c_str());
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
     if (static_cast<int>(names->size()) != count) {
         std::fprintf(stderr,
                      "preflight-scale-harness: --nodes expands to %zu names, --virtual is %d\n",
                      names->size(), count);
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
     options.nodes = names.value();
     auto bad_names = core::expand_hostlist(bad);
     if (!bad_names) {
         std::fprintf(stderr, "preflight-scale-harness: --bad: %s\n",
                      bad_names.error().message.c_str());
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
     std::set<std::string> known(options.nodes.begin(), options.nodes.end());
     for (const auto& b : bad_names.value()) {
         if (known.count(b) == 0) {
             std::fprintf(stderr, "preflight-scale-harness: --bad names '%s', not one of --nodes\n",
                          b.c_str());
-            return 2;
+            return core::to_int(core::ExitCode::usage);
         }
         options.bad.insert(b);
     }
@@ -121,7 +123,7 @@ int main(int argc, char** argv) {
     auto token = core::load_token(token_file);
     if (!token) {
         std::fprintf(stderr, "preflight-scale-harness: %s\n", token.error().message.c_str());
-        return 2;
+        return core::to_int(core::ExitCode::usage);
     }
     options.token = token.value();
     ::signal(SIGPIPE, SIG_IGN);
@@ -141,5 +143,7 @@ int main(int argc, char** argv) {
         "{} lost, {} step results sent",
         summary.nodes, summary.authenticated, summary.shut_down, summary.rejected, summary.lost,
         summary.steps);
-    return summary.lost == 0 && summary.rejected == 0 && summary.shut_down == summary.nodes ? 0 : 1;
+    return summary.lost == 0 && summary.rejected == 0 && summary.shut_down == summary.nodes
+               ? preflight::core::to_int(preflight::core::ExitCode::ok)
+               : preflight::core::to_int(preflight::core::ExitCode::run_error);  // agents lost or rejected
 }

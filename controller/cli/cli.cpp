@@ -46,6 +46,7 @@ void install_signal_handlers() {
 struct RunArgs {
     std::string inventory;
     std::string nodes;
+    std::string reference_nodes;
     std::string launcher = "local";
     std::string config;
     std::string report_dir;
@@ -72,6 +73,9 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
             options.nodes = core::load_inventory(args.inventory);
         } else {
             options.nodes = core::inventory_from_hostlist(args.nodes);
+        }
+        if (!args.reference_nodes.empty()) {
+            core::add_reference_nodes(options.nodes, args.reference_nodes);
         }
     } catch (const core::ConfigError& e) {
         std::fprintf(stderr, "preflight: %s\n", e.what());
@@ -142,6 +146,9 @@ int preflight_main(int argc, char** argv) {
                     ->check(CLI::ExistingFile);
     auto* hl = run_cmd->add_option("--nodes", run.nodes, "Slurm hostlist, e.g. gpu[001-064]");
     inv->excludes(hl);
+    run_cmd->add_option("--reference-nodes", run.reference_nodes,
+                        "known-good partners (hostlist): they join the collectives and the "
+                        "cohort so that few nodes can be judged, and are never acted on");
     run_cmd->add_option("--launcher", run.launcher, "local, connect, slurm (srun) or k8s (Job)")
         ->check(CLI::IsMember({"local", "connect", "slurm", "k8s"}))
         ->capture_default_str();

@@ -22,6 +22,9 @@ SubcommandRun add_certify_command(CLI::App& app) {
     cmd->add_option("--nodes", args->nodes,
                     "hostlist of nodes to certify (required for Slurm; --k8s default: the nodes "
                     "tainted preflight.dev/uncertified)");
+    cmd->add_option("--reference-nodes", args->reference_nodes,
+                    "known-good, idle partners (hostlist) for the collective checks: without "
+                    "them a lone candidate cannot be certified (exit 6, incomplete)");
     cmd->add_option("--config", args->config, "run configuration YAML")->check(CLI::ExistingFile);
     cmd->add_option("--report-dir", args->report_dir,
                     "report directory (default preflight-reports/certify-RUN_ID)");

@@ -30,6 +30,7 @@ void override_controller_address(core::ControllerConfig& controller, const std::
 struct CertifyArgs {
     bool k8s = false;
     std::string nodes;  // Slurm: required; k8s: default the nodes tainted uncertified
+    std::string reference_nodes;  // known-good partners for the collectives (hostlist)
     std::string config;
     std::string report_dir;
     std::string advertise;

@@ -15,6 +15,7 @@
 #include "core/config.hpp"
 #include "core/exit_code.hpp"
 #include "core/inventory.hpp"
+#include "outcome/actions.hpp"
 #include "core/process.hpp"
 #include "outcome/k8s/node_sink.hpp"
 #include "outcome/report/json.hpp"
@@ -66,6 +67,9 @@ int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool lo
                     options.nodes.push_back(core::Node{n, "", "", {}});
                 }
             }
+            if (!a.reference_nodes.empty() && !options.nodes.empty()) {
+                core::add_reference_nodes(options.nodes, a.reference_nodes);
+            }
         } catch (const std::exception& e) {
             std::fprintf(stderr, "preflight certify: %s\n", e.what());
             return core::to_int(core::ExitCode::usage);
@@ -113,8 +117,17 @@ int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool lo
     if (any_error) {
         return core::to_int(core::ExitCode::inconclusive);
     }
-    return core::to_int(certified == static_cast<int>(decisions.size()) ? core::ExitCode::ok
-                                                                        : core::ExitCode::failed);
+    if (certified == static_cast<int>(decisions.size())) {
+        return core::to_int(core::ExitCode::ok);
+    }
+    // Not certified: say why in the code too. A node that was not measured soundly (inconclusive,
+    // incomplete: no partner) is not a failed node.
+    const int rc = outcome::exit_code_for(report);
+    return rc == core::to_int(core::ExitCode::inconclusive) ||
+                   rc == core::to_int(core::ExitCode::incomplete) ||
+                   rc == core::to_int(core::ExitCode::failed)
+               ? rc
+               : core::to_int(core::ExitCode::failed);
 }
 
 }  // namespace preflight::controller

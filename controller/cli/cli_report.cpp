@@ -53,7 +53,7 @@ int do_report(const ReportArgs& args) {
     }
     if (auto st = core::write_file_atomic(args.output, text); !st) {
         std::fprintf(stderr, "preflight report: %s\n", st.error().message.c_str());
-        return core::to_int(core::ExitCode::failed);
+        return core::to_int(core::ExitCode::run_error);
     }
     return core::to_int(core::ExitCode::ok);
 }

@@ -2,6 +2,8 @@
 // options of `preflight run`.
 #include "controller/cli/cli_slurm.hpp"
 
+#include <algorithm>
+
 #include <unistd.h>
 #include <cstdio>
 #include <filesystem>
@@ -31,6 +33,24 @@ int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bo
         }
         options.nodes = names.value();
         options.run.nodes = core::inventory_from_hostlist(args.nodes);
+        if (!args.reference_nodes.empty()) {
+            core::add_reference_nodes(options.run.nodes, args.reference_nodes);
+            for (const auto& n : options.run.nodes) {
+                if (n.reference) {
+                    options.reference_nodes.push_back(n.name);
+                }
+            }
+            // A candidate named as a reference too is a partner, not a candidate.
+            options.nodes.erase(std::remove_if(options.nodes.begin(), options.nodes.end(),
+                                               [&](const std::string& name) {
+                                                   return std::find(
+                                                              options.reference_nodes.begin(),
+                                                              options.reference_nodes.end(),
+                                                              name) !=
+                                                          options.reference_nodes.end();
+                                               }),
+                                options.nodes.end());
+        }
         auto catalog = plugins::param_catalog();
         options.run.config = args.config.empty() ? core::default_config(catalog)
                                                  : core::load_config(args.config, catalog);

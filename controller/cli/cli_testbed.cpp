@@ -69,12 +69,12 @@ SubcommandRun add_testbed_commands(CLI::App& app, const char* argv0) {
             auto created = testbed::Fabric::create(fabric->spec);
             if (!created) {
                 std::fprintf(stderr, "preflight fabric up: %s\n", created.error().message.c_str());
-                return core::to_int(core::ExitCode::failed);
+                return core::to_int(core::ExitCode::run_error);
             }
             if (auto st = core::write_file_atomic(fabric->inventory, created->inventory_yaml());
                 !st) {
                 std::fprintf(stderr, "preflight fabric up: %s\n", st.error().message.c_str());
-                return core::to_int(core::ExitCode::failed);
+                return core::to_int(core::ExitCode::run_error);
             }
             created->release();  // stays up until `preflight fabric down`
             std::printf("fabric %s up: head %s (%s), %zu hosts; inventory %s\n",
@@ -86,7 +86,7 @@ SubcommandRun add_testbed_commands(CLI::App& app, const char* argv0) {
         if (down->parsed()) {
             if (auto st = testbed::Fabric::remove_stale(fabric->name); !st) {
                 std::fprintf(stderr, "preflight fabric down: %s\n", st.error().message.c_str());
-                return core::to_int(core::ExitCode::failed);
+                return core::to_int(core::ExitCode::run_error);
             }
             return core::to_int(core::ExitCode::ok);
         }

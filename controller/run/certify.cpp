@@ -9,8 +9,10 @@
 #include <spdlog/spdlog.h>
 
 #include "core/atomic_file.hpp"
+#include "core/exit_code.hpp"
 #include "core/hostlist.hpp"
 #include "outcome/actions.hpp"
+#include "plugins/check.hpp"
 
 namespace preflight::controller {
 namespace {
@@ -20,6 +22,45 @@ std::string effective_user() {
         return pw->pw_name;
     }
     return "root";
+}
+
+// Several outcomes in one certification, in the order every binary uses (core/exit_code.hpp):
+// failures (1), then errors and inconclusive results (4), then incomplete ones (6).
+void raise_exit(int& current, core::ExitCode code) {
+    auto rank = [](int c) {
+        switch (c) {
+            case 1:
+                return 3;
+            case 4:
+                return 2;
+            case 6:
+                return 1;
+            default:
+                return 0;
+        }
+    };
+    if (rank(core::to_int(code)) > rank(current)) {
+        current = core::to_int(code);
+    }
+}
+
+bool has_group_check(const core::RunConfig& config) {
+    for (const auto& check : config.checks) {
+        const auto* spec = plugins::find_check_spec(check);
+        if (spec != nullptr && spec->phase == core::Phase::collective) {
+            return true;
+        }
+    }
+    return false;
+}
+
+core::Undecided undecided_of(const outcome::NodeReport& node) {
+    for (const auto& c : node.checks) {
+        if (c.undecided != core::Undecided::none) {
+            return c.undecided;
+        }
+    }
+    return core::Undecided::none;
 }
 
 }  // namespace
@@ -63,10 +104,12 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
     report.run_id = make_run_id();
     outcome::SlurmClient slurm{runner, options.scontrol, std::chrono::seconds(30)};
 
-    auto info = slurm.nodes(options.nodes);
+    std::vector<std::string> asked = options.nodes;
+    asked.insert(asked.end(), options.reference_nodes.begin(), options.reference_nodes.end());
+    auto info = slurm.nodes(asked);
     if (!info) {
         report.error = info.error().message;
-        report.exit_code = 4;
+        raise_exit(report.exit_code, core::ExitCode::inconclusive);
         return report;
     }
     std::vector<std::string> candidates;
@@ -79,7 +122,7 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
         if (it == info->end()) {
             n.outcome = "error";
             n.detail = "Slurm does not know this node";
-            report.exit_code = 4;
+            raise_exit(report.exit_code, core::ExitCode::inconclusive);
         } else {
             const auto& s = it->second;
             n.before = s.state + (s.reason.empty() ? "" : " '" + s.reason + "'");
@@ -99,6 +142,30 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
         index[name] = report.nodes.size();
         report.nodes.push_back(std::move(n));
     }
+    // Reference nodes must be known, up and not drained: a partner in doubt proves nothing.
+    for (const auto& ref : options.reference_nodes) {
+        auto it = info->find(ref);
+        if (it == info->end() || it->second.drained() || it->second.down()) {
+            report.error = "reference node " + ref +
+                           (it == info->end() ? " is unknown to Slurm"
+                                              : " is " + it->second.state + ", not a known-good "
+                                                                            "partner");
+            raise_exit(report.exit_code, core::ExitCode::inconclusive);
+            return report;
+        }
+    }
+    if (!candidates.empty() && has_group_check(options.run.config) &&
+        candidates.size() + options.reference_nodes.size() < 2) {
+        // A collective needs a partner; resuming the node to run nothing would certify nothing.
+        for (const auto& c : candidates) {
+            report.nodes[index[c]].outcome = "incomplete";
+            report.nodes[index[c]].detail =
+                "not certified: a collective check needs a partner; give --reference-nodes "
+                "(known-good, idle nodes)";
+        }
+        raise_exit(report.exit_code, core::ExitCode::incomplete);
+        return report;
+    }
     if (!options.apply || candidates.empty()) {
         return report;
     }
@@ -106,14 +173,17 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
     // 1. The reservation keeps user jobs off the nodes while they are resumed for validation.
     report.reservation = "preflight-certify-" + report.run_id;
     const std::string user = options.user.empty() ? effective_user() : options.user;
+    std::vector<std::string> reserved = candidates;
+    reserved.insert(reserved.end(), options.reference_nodes.begin(),
+                    options.reference_nodes.end());
     auto created = slurm.run({"create", "reservation", "ReservationName=" + report.reservation,
-                              "Nodes=" + core::compress_hostlist(candidates), "StartTime=now",
+                              "Nodes=" + core::compress_hostlist(reserved), "StartTime=now",
                               fmt::format("Duration={}", std::max(1, options.reservation_minutes)),
                               "Users=" + user, "Flags=MAINT,IGNORE_JOBS"});
     if (!created) {
         report.error = "cannot create the maintenance reservation: " + created.error().message;
         report.reservation.clear();
-        report.exit_code = 4;
+        raise_exit(report.exit_code, core::ExitCode::inconclusive);
         for (const auto& c : candidates) {
             report.nodes[index[c]].outcome = "error";
             report.nodes[index[c]].detail = "not certified: no reservation (left drained)";
@@ -136,7 +206,7 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
                 n.outcome = "error";
                 n.detail = st ? "not judged: drained again with its old reason"
                               : "not judged, and draining it again failed: " + st.error().message;
-                report.exit_code = 4;
+                raise_exit(report.exit_code, core::ExitCode::inconclusive);
             }
             for (int attempt = 0; attempt < 3 && !report.reservation_deleted; ++attempt) {
                 auto del = slurm.run({"delete", "ReservationName=" + report.reservation});
@@ -162,7 +232,7 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
                 } else {
                     report.nodes[index[c]].outcome = "error";
                     report.nodes[index[c]].detail = why;
-                    report.exit_code = 4;
+                    raise_exit(report.exit_code, core::ExitCode::inconclusive);
                 }
             }
             if (resumed.empty()) {
@@ -186,6 +256,11 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
                 }
                 run.nodes.push_back(n);
             }
+            for (const auto& given : options.run.nodes) {
+                if (given.reference) {
+                    run.nodes.push_back(given);
+                }
+            }
             outcome::RunReport validation;
             try {
                 validation = run_fn(run);
@@ -204,6 +279,22 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
                     out.outcome = "certified";
                     out.detail = "passed: resumed";
                     undecided.erase(n.name);
+                    continue;
+                }
+                if (auto u = undecided_of(n);
+                    u != core::Undecided::none && n.verdict == core::Verdict::warn) {
+                    // Not measured soundly: not certified, not failed. Back to its old reason.
+                    auto st = slurm.drain(n.name, old_reason[n.name]);
+                    if (!st) {
+                        continue;  // stays undecided: Cleanup tries again and reports the error
+                    }
+                    undecided.erase(n.name);
+                    out.outcome = std::string(core::to_string(u));
+                    out.detail = "not certified, left drained: " +
+                                 (n.reasons.empty() ? std::string() : n.reasons.front());
+                    raise_exit(report.exit_code, u == core::Undecided::incomplete
+                                                     ? core::ExitCode::incomplete
+                                                     : core::ExitCode::inconclusive);
                     continue;
                 }
                 std::string reason =
@@ -227,13 +318,13 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
                     out.outcome = "error";
                     out.detail =
                         "failed validation, but draining it again failed: " + st.error().message;
-                    report.exit_code = 4;
+                    raise_exit(report.exit_code, core::ExitCode::inconclusive);
                     continue;  // stays undecided: Cleanup tries again with the old reason
                 }
                 undecided.erase(n.name);
                 out.outcome = "failed";
                 out.detail = "kept drained: " + reason;
-                report.exit_code = std::max(report.exit_code, 1) == 4 ? 4 : 1;
+                raise_exit(report.exit_code, core::ExitCode::failed);
             }
             if (validation.interrupted) {
                 report.error = "interrupted";

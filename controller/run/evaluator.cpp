@@ -47,6 +47,7 @@ core::JudgePolicy judge_policy(const core::EvaluationConfig& config, const std::
     core::JudgePolicy policy;
     policy.threshold_fraction = config.threshold_fraction;
     policy.min_cohort = config.min_cohort;
+    policy.max_relative_mad = config.max_relative_mad;
     if (auto f = config.floors.find(check); f != config.floors.end()) {
         if (auto m = f->second.find(metric); m != f->second.end()) {
             policy.floor = m->second;
@@ -71,6 +72,7 @@ void apply_judgement(outcome::NodeCheck& nc, const core::Judgement& j) {
     if (nc.verdict == core::Verdict::pass || nc.verdict == core::Verdict::warn) {
         if (j.verdict != core::Verdict::pass) {
             nc.verdict = j.verdict;
+            nc.undecided = j.undecided;
             nc.detail = j.detail;
         }
     }
@@ -96,6 +98,7 @@ std::vector<outcome::NodeReport> evaluate(const std::vector<NodeInput>& inputs,
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         reports[i].name = inputs[i].node.name;
         reports[i].labels = inputs[i].node.labels;
+        reports[i].reference = inputs[i].node.reference;
     }
 
     for (const auto& check : checks) {
@@ -108,6 +111,7 @@ std::vector<outcome::NodeReport> evaluate(const std::vector<NodeInput>& inputs,
                 nc.detail = "not run: agent unreachable";
             } else if (auto it = inputs[i].results.find(check); it != inputs[i].results.end()) {
                 nc.verdict = it->second.verdict;
+                nc.undecided = it->second.undecided;
                 nc.metrics = it->second.metrics;
                 nc.detail = it->second.detail;
             } else {

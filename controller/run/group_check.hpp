@@ -35,7 +35,9 @@ struct GroupCheckPlan {
     // Optional: a node's leaf switch or rack; round 1 pairs nodes under the same one first.
     std::function<std::string(const std::string&)> topology_of;
 
-    core::JudgePolicy policy() const { return {threshold_fraction, min_cohort, floor}; }
+    // No noise bound here: the rounds only pick nodes to re-pair, which is harmless when the
+    // spread is wide; the judge stage applies evaluation.max_relative_mad before any verdict.
+    core::JudgePolicy policy() const { return {threshold_fraction, min_cohort, floor, {}}; }
 };
 
 struct GroupCheckOutcome {

@@ -28,6 +28,9 @@ std::vector<CertifyDecision> certify_nodes(outcome::k8s::Client* client,
                                            const outcome::RunReport& report, bool apply) {
     std::vector<CertifyDecision> out;
     for (const auto& node : report.nodes) {
+        if (node.reference) {
+            continue;  // a known-good partner: never certified, tainted or labelled here
+        }
         CertifyDecision d;
         d.node = node.name;
         d.certified = node.verdict == core::Verdict::pass;

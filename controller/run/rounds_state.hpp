@@ -259,8 +259,13 @@ class RoundsState {
             r.check = m_plan.check;
             auto it = m_history.find(node);
             if (it == m_history.end() || it->second.groups.empty()) {
-                r.verdict = core::Verdict::skip;
-                r.detail = "no partner: a group check needs at least two connected nodes";
+                // Never a pass: the collective did not run. Known-good partners
+                // (--reference-nodes) let a lone node be measured.
+                r.verdict = core::Verdict::warn;
+                r.undecided = core::Undecided::incomplete;
+                r.detail =
+                    "incomplete: no partner: a group check needs at least two connected nodes "
+                    "(give known-good partners with --reference-nodes)";
                 m_outcome.per_node[node] = r;
                 continue;
             }

@@ -72,6 +72,12 @@ void write_run_report(RunContext& run) {
             outcome::write_report_files(report, run.options.report_dir, run.options.json_path);
         !st) {
         spdlog::error("writing the report: {}", st.error().message);
+        // Without its report the run is a run error, unless a stronger code already says that
+        // nodes failed or that the breaker refused (both printed on the terminal too).
+        if (report.exit_code != core::to_int(core::ExitCode::failed) &&
+            report.exit_code != core::to_int(core::ExitCode::breaker)) {
+            report.exit_code = core::to_int(core::ExitCode::run_error);
+        }
     }
 }
 

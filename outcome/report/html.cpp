@@ -120,6 +120,9 @@ std::string render_html(const RunReport& r) {
             "<p class=\"banner bad\">Interrupted: verdicts are partial and no action was "
             "planned.</p>\n";
     }
+    for (const auto& notice : undecided_notices(r)) {
+        out += "<p class=\"banner bad\">" + esc(notice) + "</p>\n";
+    }
     out += "<p class=\"muted\">" + esc(r.started_at) + " \u2192 " + esc(r.finished_at) + " (" +
            fmt(r.wall_seconds) + " s), launcher " + esc(r.launcher) + ", " +
            (r.apply ? "actions applied (--apply)" : "dry run") + "</p>\n";

@@ -25,6 +25,8 @@ template <class J>
 J check_json(const NodeCheck& c) {
     J j = J::object();
     j["verdict"] = std::string(core::to_string(c.verdict));
+    // "inconclusive" / "incomplete": a warn that decides nothing and is never acted on.
+    j["undecided"] = std::string(core::to_string(c.undecided));
     j["metrics"] = J(c.metrics);
     j["detail"] = c.detail;
     put_optional(j, "median", c.median);
@@ -57,6 +59,7 @@ J node_json(const NodeReport& n) {
     J j = J::object();
     j["name"] = n.name;
     j["labels"] = J(n.labels);
+    j["reference"] = n.reference;
     j["verdict"] = std::string(core::to_string(n.verdict));
     j["reasons"] = J(n.reasons);
     j["checks"] = std::move(checks);
@@ -103,6 +106,8 @@ J summary_json(const RunReport& r) {
     j["skip"] = t.skip;
     j["error"] = t.error;
     j["total"] = t.total();
+    j["inconclusive"] = t.inconclusive;
+    j["incomplete"] = t.incomplete;
     return j;
 }
 
@@ -230,12 +235,16 @@ RunReport report_from(const J& j) {
         n.name = value_at<std::string>(jn, "name", "");
         n.labels = value_at(jn, "labels", std::map<std::string, std::string>{});
         n.verdict = verdict_at(jn, "verdict");
+        n.reference = value_at(jn, "reference", false);
         n.reasons = value_at(jn, "reasons", std::vector<std::string>{});
         if (auto it = jn.find("checks"); it != jn.end() && it->is_object()) {
             for (const auto& [name, jc] : it->items()) {
                 NodeCheck c;
                 c.check = name;
                 c.verdict = verdict_at(jc, "verdict");
+                c.undecided = core::undecided_from_string(
+                                  value_at<std::string>(jc, "undecided", "none"))
+                                  .value_or(core::Undecided::inconclusive);
                 if (auto m = jc.find("metrics"); m != jc.end() && m->is_object()) {
                     for (const auto& [metric, value] : m->items()) {
                         if (value.is_number()) {

@@ -50,6 +50,9 @@ std::string render_markdown(const RunReport& r) {
     if (r.interrupted) {
         out += "> **Interrupted**: verdicts are partial and no action was planned.\n\n";
     }
+    for (const auto& notice : undecided_notices(r)) {
+        out += "> " + markdown_escape(notice) + "\n\n";
+    }
     const auto checks = busbw_checks(r);
     if (!checks.empty()) {
         out += "| check | measured | min | median | max | threshold | failed |\n";

@@ -260,7 +260,7 @@ std::string render_terminal(const RunReport& report, bool color) {
         for (const NodeReport* n : order) {
             std::vector<std::string> row(2 + check_names.size(), "-");
             row[0] = sanitize_text(n->name);
-            row[1] = upper(core::to_string(n->verdict));
+            row[1] = upper(core::to_string(n->verdict)) + (n->reference ? " (ref)" : "");
             for (const auto& c : n->checks) {
                 row[2 + column_of[c.check]] = check_cell(c);
             }
@@ -293,6 +293,9 @@ std::string render_terminal(const RunReport& report, bool color) {
         }
     }
 
+    for (const auto& notice : undecided_notices(report)) {
+        out += "\n" + sanitize_text(notice) + "\n";
+    }
     if (report.interrupted) {
         out += "\nINTERRUPTED: the run was stopped before it finished; no action was planned.\n";
     }

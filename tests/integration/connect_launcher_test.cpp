@@ -73,7 +73,7 @@ TEST_F(ConnectLauncher, AgentsDialInWrongTokenIsRejectedMissingNodeIsUnreachable
 
     ASSERT_TRUE(impostor.wait_for(std::chrono::seconds(10)));
     ASSERT_TRUE(impostor.exit_status().has_value());
-    EXPECT_EQ(WEXITSTATUS(*impostor.exit_status()), 3);  // rejected
+    EXPECT_EQ(WEXITSTATUS(*impostor.exit_status()), 4);  // rejected: a run error
 
     ASSERT_TRUE(controller->wait_for(std::chrono::seconds(30)));
     EXPECT_EQ(WEXITSTATUS(*controller->exit_status()), 4);  // n3 could not be judged

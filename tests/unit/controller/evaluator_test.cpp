@@ -170,6 +170,49 @@ TEST(Evaluator, SmallCohortWithoutFloorIsNotJudged) {
     }
 }
 
+TEST(Evaluator, SmallCohortIsInconclusiveNotAPass) {
+    auto reports = evaluate(cohort({100, 10}), {k_gloo}, core::EvaluationConfig{});
+    for (const auto& r : reports) {
+        EXPECT_EQ(check_of(r, k_gloo).undecided, core::Undecided::inconclusive) << r.name;
+    }
+}
+
+TEST(Evaluator, ANoisyCohortGivesInconclusiveNotFail) {
+    // Medians by hand: sorted {50, 55, 60, 100, 100, 100} -> 80, MAD 20 (25% of the median),
+    // above the default bound of 10%: the three slow nodes are inconclusive, none fails.
+    core::EvaluationConfig config;
+    ASSERT_DOUBLE_EQ(config.max_relative_mad, 0.10);
+    auto reports = evaluate(cohort({100, 100, 60, 55, 100, 50}), {k_gloo}, config);
+    for (int i : {2, 3, 5}) {
+        EXPECT_EQ(reports[i].verdict, Verdict::warn) << reports[i].name;
+        EXPECT_EQ(check_of(reports[i], k_gloo).undecided, core::Undecided::inconclusive);
+        EXPECT_THAT(reports[i].reasons[0], HasSubstr("too noisy to judge"));
+    }
+    // With the bound off (0) the same figures fail.
+    config.max_relative_mad = 0.0;
+    auto strict = evaluate(cohort({100, 100, 60, 55, 100, 50}), {k_gloo}, config);
+    EXPECT_EQ(strict[2].verdict, Verdict::fail);
+}
+
+TEST(Evaluator, AnIncompleteResultFromTheRoundsStaysUndecided) {
+    auto inputs = cohort({100});
+    inputs[0].results[k_gloo].verdict = Verdict::warn;
+    inputs[0].results[k_gloo].undecided = core::Undecided::incomplete;
+    inputs[0].results[k_gloo].metrics.clear();
+    inputs[0].node.reference = false;
+    auto reports = evaluate(inputs, {k_gloo}, core::EvaluationConfig{});
+    EXPECT_EQ(reports[0].verdict, Verdict::warn);
+    EXPECT_EQ(check_of(reports[0], k_gloo).undecided, core::Undecided::incomplete);
+}
+
+TEST(Evaluator, ReferenceNodesAreMarked) {
+    auto inputs = cohort({100, 100, 100});
+    inputs[1].node.reference = true;
+    auto reports = evaluate(inputs, {k_gloo}, core::EvaluationConfig{});
+    EXPECT_FALSE(reports[0].reference);
+    EXPECT_TRUE(reports[1].reference);
+}
+
 TEST(Evaluator, SmallCohortWithFloorIsJudgedByTheFloorOnly) {
     core::EvaluationConfig config;
     config.floors[k_gloo]["busbw_gbps"] = 20.0;

@@ -210,10 +210,11 @@ TEST(Certify, ResumesPassKeepsFailOperatorUntouchedReservationDeleted) {
 TEST(Certify, ValidationThatThrowsReDrainsAndDeletesTheReservation) {
     FakeScontrol slurm;
     slurm.nodes["n1"] = {"IDLE+DRAIN", "preflight: uncertified"};
-    auto report = certify_slurm(certify_options({"n1"}, true), slurm,
-                                [&](const RunOptions&) -> outcome::RunReport {
-                                    throw std::runtime_error("controller cannot listen");
-                                });
+    auto options = certify_options({"n1"}, true);
+    options.run.config.checks = {"link.netdev"};  // node-local only: one node can be certified
+    auto report = certify_slurm(options, slurm, [&](const RunOptions&) -> outcome::RunReport {
+        throw std::runtime_error("controller cannot listen");
+    });
     EXPECT_EQ(slurm.nodes["n1"].state, "IDLE+DRAIN");
     EXPECT_EQ(slurm.nodes["n1"].reason, "preflight: uncertified");
     EXPECT_TRUE(slurm.reservations.empty());
@@ -238,7 +239,9 @@ TEST(Certify, NoReservationNoResume) {
     slurm.refuse_reservation = true;
     slurm.nodes["n1"] = {"IDLE+DRAIN", "preflight: uncertified"};
     bool ran = false;
-    auto report = certify_slurm(certify_options({"n1"}, true), slurm, [&](const RunOptions&) {
+    auto options = certify_options({"n1"}, true);
+    options.run.config.checks = {"link.netdev"};
+    auto report = certify_slurm(options, slurm, [&](const RunOptions&) {
         ran = true;
         return outcome::RunReport{};
     });
@@ -246,6 +249,101 @@ TEST(Certify, NoReservationNoResume) {
     EXPECT_EQ(slurm.nodes["n1"].state, "IDLE+DRAIN");
     EXPECT_EQ(report.exit_code, 4);
     EXPECT_THAT(report.error, HasSubstr("busy"));
+}
+
+TEST(Certify, ALoneCandidateWithACollectiveAndNoPartnerIsIncompleteAndStaysDrained) {
+    FakeScontrol slurm;
+    slurm.nodes["n1"] = {"IDLE+DRAIN", "preflight: uncertified"};
+    bool ran = false;
+    // The default checks include collective.gloo_allreduce, which needs a partner.
+    auto report = certify_slurm(certify_options({"n1"}, true), slurm, [&](const RunOptions&) {
+        ran = true;
+        return validation_of({{"n1", core::Verdict::pass}});
+    });
+    EXPECT_FALSE(ran);
+    EXPECT_EQ(slurm.nodes["n1"].state, "IDLE+DRAIN");
+    EXPECT_EQ(slurm.nodes["n1"].reason, "preflight: uncertified");
+    EXPECT_TRUE(slurm.reservations.empty());
+    EXPECT_EQ(report.nodes[0].outcome, "incomplete");
+    EXPECT_THAT(report.nodes[0].detail, HasSubstr("--reference-nodes"));
+    EXPECT_EQ(report.exit_code, 6);
+    for (const auto& c : slurm.calls) {
+        EXPECT_EQ(c[1], "show") << "nothing may change without a partner";
+    }
+}
+
+TEST(Certify, AReferenceNodeIsReservedAndJoinsTheRunButIsNeverResumedOrDrained) {
+    FakeScontrol slurm;
+    slurm.nodes["n1"] = {"IDLE+DRAIN", "preflight: uncertified"};
+    slurm.nodes["good1"] = {"IDLE", ""};
+    auto options = certify_options({"n1"}, true);
+    options.reference_nodes = {"good1"};
+    options.run.nodes = {core::Node{"n1", {}, {}, {}}, core::Node{"good1", {}, {}, {}, true}};
+    RunOptions seen;
+    auto report = certify_slurm(options, slurm, [&](const RunOptions& run) {
+        seen = run;
+        auto v = validation_of({{"n1", core::Verdict::pass}, {"good1", core::Verdict::pass}});
+        v.nodes[0].reference = true;  // good1 sorts first
+        return v;
+    });
+    ASSERT_EQ(seen.nodes.size(), 2u);
+    EXPECT_EQ(seen.nodes[1].name, "good1");
+    EXPECT_TRUE(seen.nodes[1].reference);
+    bool reserved_both = false;
+    for (const auto& c : slurm.calls) {
+        if (c.size() > 5 && c[1] == "create") {
+            reserved_both = std::find(c.begin(), c.end(), "Nodes=good1,n1") != c.end();
+        }
+        if (c.size() > 2 && c[1] == "update") {
+            EXPECT_NE(c[2], "NodeName=good1") << "a reference node is never resumed or drained";
+        }
+    }
+    EXPECT_TRUE(reserved_both);
+    EXPECT_EQ(report.nodes.size(), 1u);
+    EXPECT_EQ(report.nodes[0].outcome, "certified");
+    EXPECT_EQ(report.exit_code, 0);
+}
+
+TEST(Certify, ADrainedReferenceNodeIsNoPartner) {
+    FakeScontrol slurm;
+    slurm.nodes["n1"] = {"IDLE+DRAIN", "preflight: uncertified"};
+    slurm.nodes["good1"] = {"IDLE+DRAIN", "RMA 9"};
+    auto options = certify_options({"n1"}, true);
+    options.reference_nodes = {"good1"};
+    bool ran = false;
+    auto report = certify_slurm(options, slurm, [&](const RunOptions&) {
+        ran = true;
+        return outcome::RunReport{};
+    });
+    EXPECT_FALSE(ran);
+    EXPECT_EQ(report.exit_code, 4);
+    EXPECT_THAT(report.error, HasSubstr("reference node good1"));
+    EXPECT_EQ(slurm.nodes["n1"].reason, "preflight: uncertified");
+}
+
+TEST(Certify, AnIncompleteOrInconclusiveResultIsNotCertifiedAndKeepsTheOldReason) {
+    FakeScontrol slurm;
+    slurm.nodes["n1"] = {"IDLE+DRAIN", "preflight: uncertified"};
+    slurm.nodes["n2"] = {"IDLE+DRAIN", "preflight: uncertified"};
+    auto report = certify_slurm(certify_options({"n1", "n2"}, true), slurm, [&](const RunOptions&) {
+        auto v = validation_of({{"n1", core::Verdict::warn}, {"n2", core::Verdict::warn}});
+        for (auto& n : v.nodes) {
+            outcome::NodeCheck c;
+            c.check = "collective.gloo_allreduce";
+            c.verdict = core::Verdict::warn;
+            c.undecided =
+                n.name == "n1" ? core::Undecided::incomplete : core::Undecided::inconclusive;
+            n.checks.push_back(c);
+        }
+        return v;
+    });
+    EXPECT_EQ(slurm.nodes["n1"].state, "IDLE+DRAIN");
+    EXPECT_EQ(slurm.nodes["n1"].reason, "preflight: uncertified");
+    EXPECT_EQ(slurm.nodes["n2"].reason, "preflight: uncertified");
+    EXPECT_EQ(report.nodes[0].outcome, "incomplete");
+    EXPECT_EQ(report.nodes[1].outcome, "inconclusive");
+    EXPECT_EQ(report.exit_code, 4);  // inconclusive outranks incomplete
+    EXPECT_TRUE(slurm.reservations.empty());
 }
 
 TEST(Standalone, FloorsAndBaseline) {

@@ -161,5 +161,34 @@ TEST(LoadInventory, FileAndMissingFile) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(Inventory, ReferenceNodesJoinTheCandidatesCohort) {
+    auto nodes = parse_inventory(
+        "nodes:\n  - {name: gpu01, labels: {sku: h100}}\n  - {name: gpu02, labels: {sku: h100}}\n",
+        "inv.yaml");
+    add_reference_nodes(nodes, "good[1-2],gpu02");
+    ASSERT_EQ(nodes.size(), 4u);
+    EXPECT_FALSE(nodes[0].reference);
+    EXPECT_TRUE(nodes[1].reference);  // named in both: a partner, not a candidate
+    EXPECT_EQ(nodes[2].name, "good1");
+    EXPECT_TRUE(nodes[2].reference);
+    EXPECT_EQ(nodes[2].labels.at("sku"), "h100");
+    EXPECT_EQ(nodes[3].name, "good2");
+}
+
+TEST(Inventory, ReferenceNodesWithMixedCohortsGetNoLabels) {
+    auto nodes = parse_inventory(
+        "nodes:\n  - {name: a1, labels: {sku: a}}\n  - {name: b1, labels: {sku: b}}\n", "i.yaml");
+    add_reference_nodes(nodes, "good1");
+    EXPECT_TRUE(nodes[2].labels.empty());
+}
+
+TEST(Inventory, ReferenceNodesMustLeaveACandidateAndBeValid) {
+    auto nodes = inventory_from_hostlist("gpu01");
+    EXPECT_THROW(add_reference_nodes(nodes, "gpu01"), ConfigError);
+    auto more = inventory_from_hostlist("gpu01");
+    EXPECT_THROW(add_reference_nodes(more, "bad;name"), ConfigError);
+    EXPECT_THROW(add_reference_nodes(more, "gpu[01-"), ConfigError);
+}
+
 }  // namespace
 }  // namespace preflight::core

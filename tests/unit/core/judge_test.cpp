@@ -67,6 +67,58 @@ TEST(Judge, BelowMinCohortOnlyTheFloorApplies) {
     EXPECT_THAT(floored.nodes[1].detail, HasSubstr("under the floor 50"));
 }
 
+TEST(Judge, BelowMinCohortWithoutAFloorIsInconclusive) {
+    auto j = judge_cohorts("m", cohort({100, 10}), {}, "sku");
+    EXPECT_EQ(j.nodes[0].undecided, Undecided::inconclusive);
+    EXPECT_EQ(j.nodes[1].undecided, Undecided::inconclusive);
+    EXPECT_THAT(j.nodes[1].detail, HasSubstr("inconclusive"));
+    EXPECT_THAT(j.nodes[1].detail, HasSubstr("no action"));
+    auto floored = judge_cohorts("m", cohort({100, 10}), {0.9, 3, 50.0, std::nullopt}, "sku");
+    EXPECT_EQ(floored.nodes[1].undecided, Undecided::none);  // the floor judged it
+}
+
+TEST(Judge, ANoisyCohortMakesItsSlowNodesInconclusive) {
+    // Sorted {50, 55, 60, 100, 100, 100}: median (60 + 100) / 2 = 80, threshold 72. Deviations
+    // {30, 25, 20, 20, 20, 20}: MAD 20, which is 25% of the median, above the 10% bound.
+    JudgePolicy policy{0.9, 3, std::nullopt, 0.10};
+    auto j = judge_cohorts("busbw_gbps", cohort({100, 100, 60, 55, 100, 50}), policy, "sku");
+    const auto& ref = *j.cohort_of("a100");
+    EXPECT_DOUBLE_EQ(*ref.median, 80.0);
+    EXPECT_DOUBLE_EQ(*ref.mad, 20.0);
+    EXPECT_TRUE(ref.noisy);
+    for (int i : {0, 1, 4}) {
+        EXPECT_EQ(j.nodes[i].verdict, Verdict::pass) << i;
+    }
+    for (int i : {2, 3, 5}) {
+        EXPECT_EQ(j.nodes[i].verdict, Verdict::warn) << i;
+        EXPECT_EQ(j.nodes[i].undecided, Undecided::inconclusive) << i;
+        EXPECT_THAT(j.nodes[i].detail, HasSubstr("too noisy to judge (MAD 20 is 25% of the median, "
+                                                 "above the bound 10%): no action"));
+    }
+    // Without the bound the same figures fail: the bound is what holds the action back.
+    auto unbounded = judge_cohorts("m", cohort({100, 100, 60, 55, 100, 50}), {}, "sku");
+    EXPECT_EQ(unbounded.nodes[2].verdict, Verdict::fail);
+}
+
+TEST(Judge, AFloorStillFailsInANoisyCohort) {
+    JudgePolicy policy{0.9, 3, 52.0, 0.10};
+    auto j = judge_cohorts("m", cohort({100, 100, 60, 55, 100, 50}), policy, "sku");
+    EXPECT_EQ(j.nodes[5].verdict, Verdict::fail);  // 50 < floor 52: no cohort needed
+    EXPECT_EQ(j.nodes[5].undecided, Undecided::none);
+    EXPECT_EQ(j.nodes[3].undecided, Undecided::inconclusive);  // 55: above the floor
+}
+
+TEST(Judge, AQuietCohortIsJudgedUnderTheBound) {
+    // Sorted {70, 98, 100, 100, 100, 102}: median 100; deviations sorted {0, 0, 0, 2, 2, 30}:
+    // MAD 1, 1% of the median. The slow node fails as usual.
+    JudgePolicy policy{0.9, 3, std::nullopt, 0.10};
+    auto j = judge_cohorts("m", cohort({100, 100, 98, 102, 100, 70}), policy, "sku");
+    EXPECT_FALSE(j.cohort_of("a100")->noisy);
+    EXPECT_DOUBLE_EQ(*j.cohort_of("a100")->mad, 1.0);
+    EXPECT_EQ(j.nodes[5].verdict, Verdict::fail);
+    EXPECT_EQ(j.nodes[5].undecided, Undecided::none);
+}
+
 TEST(Judge, AMedianUnderTheFloorIsNoReference) {
     // Most of the cohort slow: median 40 is under the floor 60, so only the floor judges.
     auto j = judge_cohorts("m", cohort({40, 40, 40, 100, 100}), {0.9, 3, 60.0}, "sku");
