@@ -1,179 +1,70 @@
 #include "plugins/link/pause.hpp"
 
-#include <linux/ethtool.h>
-#include <linux/sockios.h>
 #include <net/if.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstddef>
-#include <cstring>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "plugins/link/counter_snapshots.hpp"
 #include "plugins/link/link_common.hpp"
-
-#include "core/unique_fd.hpp"
+#include "plugins/link/pause_counters.hpp"
+#include "plugins/link/pause_judge.hpp"
 
 namespace preflight::plugins {
 
-namespace ethtool {
-
 namespace {
 
-// Closes the ioctl socket on every path out.
-// SIOCETHTOOL with ifr_data pointing at an ethtool command block; returns errno or 0.
-int ethtool_ioctl(int fd, const std::string& ifname, void* command) {
-    ifreq request{};
-    std::strncpy(request.ifr_name, ifname.c_str(), IFNAMSIZ - 1);
-    request.ifr_data = static_cast<char*>(command);
-    return ::ioctl(fd, SIOCETHTOOL, &request) == 0 ? 0 : errno;
-}
+using Clock = std::chrono::steady_clock;
 
-std::string lower(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return text;
-}
+// One interface as read: its driver and the counters its driver's table names.
+struct Reading {
+    std::string driver;
+    link::CounterSnapshot counters;
+};
 
-}  // namespace
-
-core::Result<std::map<std::string, unsigned long long>> read_stats(const std::string& ifname) {
-    if (ifname.empty() || ifname.size() >= IFNAMSIZ) {
-        return core::Error{"'" + ifname + "': not a valid interface name"};
-    }
-    const core::UniqueFd sock(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-    if (sock.get() < 0) {
-        return core::Error{std::string("socket(AF_INET): ") + std::strerror(errno)};
-    }
-
-    // ETHTOOL_GSSET_INFO takes a bitmask of string sets and returns one u32 per set bit in the
-    // flexible array after the header; the buffer must hold that one element.
-    std::vector<std::byte> sset_buf(sizeof(ethtool_sset_info) + sizeof(__u32));
-    auto* sset = reinterpret_cast<ethtool_sset_info*>(sset_buf.data());
-    sset->cmd = ETHTOOL_GSSET_INFO;
-    sset->sset_mask = 1ULL << ETH_SS_STATS;
-    if (int err = ethtool_ioctl(sock.get(), ifname, sset); err != 0) {
-        if (err == EOPNOTSUPP) {
-            return std::map<std::string, unsigned long long>{};
+link::CounterSnapshot selected(const std::string& driver,
+                               const std::map<std::string, unsigned long long>& stats) {
+    link::CounterSnapshot out;
+    for (const auto& [name, value] : stats) {
+        if (pause::classify(driver, name)) {
+            out[name] = value;
         }
-        return core::Error{ifname + ": ETHTOOL_GSSET_INFO: " + std::strerror(err)};
-    }
-    const __u32 count = (sset->sset_mask & (1ULL << ETH_SS_STATS)) != 0 ? sset->data[0] : 0;
-    if (count == 0) {
-        return std::map<std::string, unsigned long long>{};
-    }
-
-    // Both replies end in flexible arrays sized by count, so they live in raw buffers.
-    std::vector<std::byte> strings_buf(sizeof(ethtool_gstrings) +
-                                       std::size_t{count} * ETH_GSTRING_LEN);
-    auto* strings = reinterpret_cast<ethtool_gstrings*>(strings_buf.data());
-    strings->cmd = ETHTOOL_GSTRINGS;
-    strings->string_set = ETH_SS_STATS;
-    strings->len = count;
-    if (int err = ethtool_ioctl(sock.get(), ifname, strings); err != 0) {
-        return core::Error{ifname + ": ETHTOOL_GSTRINGS: " + std::strerror(err)};
-    }
-
-    std::vector<std::byte> stats_buf(sizeof(ethtool_stats) + std::size_t{count} * sizeof(__u64));
-    auto* stats = reinterpret_cast<ethtool_stats*>(stats_buf.data());
-    stats->cmd = ETHTOOL_GSTATS;
-    stats->n_stats = count;
-    if (int err = ethtool_ioctl(sock.get(), ifname, stats); err != 0) {
-        return core::Error{ifname + ": ETHTOOL_GSTATS: " + std::strerror(err)};
-    }
-
-    // The kernel may report fewer entries than GSSET_INFO promised if the set changed between
-    // the calls (queues reconfigured); never read past what both replies hold.
-    const __u32 n = std::min({count, strings->len, stats->n_stats});
-    std::map<std::string, unsigned long long> out;
-    for (__u32 i = 0; i < n; ++i) {
-        const char* raw =
-            reinterpret_cast<const char*>(strings->data) + std::size_t{i} * ETH_GSTRING_LEN;
-        std::string name(raw, strnlen(raw, ETH_GSTRING_LEN));
-        out[name] = stats->data[i];
     }
     return out;
 }
 
-bool matches_any(const std::string& name, const std::vector<std::string>& patterns) {
-    const std::string lowered = lower(name);
-    return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& pattern) {
-        return !pattern.empty() && lowered.find(lower(pattern)) != std::string::npos;
+// Whether a reading holds a counter that is judged (not only bytes or allowance counters).
+bool judgeable(const Reading& reading) {
+    return std::any_of(reading.counters.begin(), reading.counters.end(), [&](const auto& entry) {
+        const auto what = pause::classify(reading.driver, entry.first);
+        return what && what->event != pause::Event::shaped &&
+               what->event != pause::Event::bytes_rx && what->event != pause::Event::bytes_tx;
     });
 }
 
-std::vector<std::string> pause_findings(const std::string& ifname,
-                                        const std::map<std::string, unsigned long long>& before,
-                                        const std::map<std::string, unsigned long long>& after,
-                                        const std::vector<std::string>& patterns,
-                                        unsigned long long max_delta) {
-    link::CounterSnapshot selected;
-    for (const auto& [name, value] : after) {
-        if (matches_any(name, patterns)) {
-            selected[name] = value;
-        }
-    }
-    return link::counter_delta_findings(ifname, before, selected, max_delta);
+pause::Levels levels_from(const nlohmann::json& params) {
+    pause::Levels levels;
+    levels.pause_warn_per_s = params.at("pause_warn_per_s").get<double>();
+    levels.pause_fail_per_s = params.at("pause_fail_per_s").get<double>();
+    levels.pause_warn_per_gb = params.at("pause_warn_per_gb").get<double>();
+    levels.pause_fail_per_gb = params.at("pause_fail_per_gb").get<double>();
+    levels.paused_warn_fraction = params.at("paused_warn_fraction").get<double>();
+    levels.paused_fail_fraction = params.at("paused_fail_fraction").get<double>();
+    levels.discard_warn_per_s = params.at("discard_warn_per_s").get<double>();
+    levels.discard_fail_per_s = params.at("discard_fail_per_s").get<double>();
+    levels.min_gb = params.at("min_gb").get<double>();
+    levels.min_count =
+        static_cast<unsigned long long>(std::max(0LL, params.at("min_count").get<long long>()));
+    return levels;
 }
 
-}  // namespace ethtool
-
-core::CheckSpec PauseCheck::check_spec() {
-    using core::ParamType;
-    return {
-        .name = std::string(k_name),
-        .family = "link",
-        .phase = core::Phase::node_local,
-        .summary = "growth of pause, PFC, discard and drop counters of interfaces (ETHTOOL_GSTATS)",
-        .params =
-            {
-                {"interfaces", ParamType::string_list, nlohmann::json::array(),
-                 "interfaces to sample; empty = every interface in this network namespace except "
-                 "lo"},
-                {"sample_ms", ParamType::integer, 200,
-                 "window between the two readings, in ms (phase window only)", "ms"},
-                {"patterns", ParamType::string_list,
-                 nlohmann::json::array({"pause", "pfc", "prio", "discard", "drop"}),
-                 "substrings (case-insensitive) selecting the counters judged"},
-                {"max_delta", ParamType::integer, 0,
-                 "largest growth of any selected counter over the window (or since begin) that "
-                 "passes"},
-                {"phase", ParamType::string, "window",
-                 "window: two readings sample_ms apart; begin: record a baseline in this agent and "
-                 "pass; "
-                 "end: judge the growth since the begin baseline (the controller brackets the "
-                 "collective checks with begin and end)"},
-            },
-        // `phase` begin/end: a counter baseline before the collectives, growth after.
-        .brackets_collectives = true,
-    };
-}
-
-core::CheckResult PauseCheck::run_impl(const CheckContext& ctx, const nlohmann::json& params) {
-    const auto sample_ms = std::max(0LL, params.at("sample_ms").get<long long>());
-    const auto patterns = params.at("patterns").get<std::vector<std::string>>();
-    const auto max_delta =
-        static_cast<unsigned long long>(std::max(0LL, params.at("max_delta").get<long long>()));
-    core::CheckResult result;
-    const auto phase_text = params.at("phase").get<std::string>();
-    const auto phase = link::parse_phase(phase_text);
-    if (!phase) {
-        result.verdict = core::Verdict::error;
-        result.detail = "phase: '" + phase_text + "' is not window, begin or end";
-        return result;
-    }
-    const std::string key = link::snapshot_key(std::string(k_name), ctx.node, "netns");
-
+std::vector<std::string> interface_names(const nlohmann::json& params, bool& auto_mode) {
     auto names = params.at("interfaces").get<std::vector<std::string>>();
-    const bool auto_mode = names.empty();
+    auto_mode = names.empty();
     if (auto_mode) {
         // if_nameindex goes through netlink, so it lists this namespace's interfaces even where
         // /sys was mounted in another namespace.
@@ -186,156 +77,245 @@ core::CheckResult PauseCheck::run_impl(const CheckContext& ctx, const nlohmann::
         }
         std::sort(names.begin(), names.end());
     }
+    return names;
+}
 
-    std::vector<std::string> findings;
-    std::vector<std::string> sampled;
-    std::map<std::string, std::map<std::string, unsigned long long>> before;
+}  // namespace
+
+core::CheckSpec PauseCheck::check_spec() {
+    using core::ParamType;
+    // Defaults pass a healthy lossless RoCE fabric, where PFC fires under load (hundreds of
+    // frames per second), and fail a storm: a port that sends pauses at 10000/s or more, or is
+    // paused 90 % of the window (plugins/link/pause_judge.hpp, tests/fixtures/ethtool/README.md).
+    return {
+        .name = std::string(k_name),
+        .family = "link",
+        .phase = core::Phase::node_local,
+        .summary =
+            "pause/PFC frame rates, pause duration and discards per driver counter names "
+            "(ETHTOOL_GSTATS)",
+        .params =
+            {
+                {"interfaces", ParamType::string_list, nlohmann::json::array(),
+                 "interfaces to judge; empty = every interface in this network namespace except "
+                 "lo whose driver has known pause/PFC counters"},
+                {"sample_ms", ParamType::integer, 200,
+                 "window between the two readings, in ms (phase window only)", "ms"},
+                {"phase", ParamType::string, "window",
+                 "window: two readings sample_ms apart; begin: record a baseline in this agent; "
+                 "end: judge the rates since the begin baseline (the controller brackets the "
+                 "collective checks with begin and end)"},
+                {"pause_warn_per_s", ParamType::number, 1000.0,
+                 "pause/PFC frames per second on any one counter that warn; 0 = off", "frames/s"},
+                {"pause_fail_per_s", ParamType::number, 10000.0,
+                 "pause/PFC frames per second this port sent that fail (received frames warn "
+                 "only); 0 = off",
+                 "frames/s"},
+                {"pause_warn_per_gb", ParamType::number, 100.0,
+                 "pause/PFC frames per GB the port moved that warn; 0 = off", "frames/GB"},
+                {"pause_fail_per_gb", ParamType::number, 1000.0,
+                 "pause/PFC frames per GB moved, sent by this port, that fail; 0 = off",
+                 "frames/GB"},
+                {"paused_warn_fraction", ParamType::number, 0.25,
+                 "share of the window spent paused (duration counters) that warns; 0 = off"},
+                {"paused_fail_fraction", ParamType::number, 0.9,
+                 "share of the window this port held its partner paused that fails; 0 = off"},
+                {"discard_warn_per_s", ParamType::number, 10.0,
+                 "discarded packets per second that warn; 0 = off", "packets/s"},
+                {"discard_fail_per_s", ParamType::number, 0.0,
+                 "discarded packets per second that fail; 0 = off (discards warn only)",
+                 "packets/s"},
+                {"min_gb", ParamType::number, 1.0,
+                 "traffic the port must move in the window before the per-GB levels apply", "GB"},
+                {"min_count", ParamType::integer, 100,
+                 "growth a frame or discard counter needs before its rate is judged"},
+            },
+        // `phase` begin/end: a counter baseline before the collectives, growth after.
+        .brackets_collectives = true,
+    };
+}
+
+core::CheckResult PauseCheck::run_impl(const CheckContext& ctx, const nlohmann::json& params) {
+    core::CheckResult result;
+    const auto phase_text = params.at("phase").get<std::string>();
+    const auto phase = link::parse_phase(phase_text);
+    if (!phase) {
+        result.verdict = core::Verdict::error;
+        result.detail = "phase: '" + phase_text + "' is not window, begin or end";
+        return result;
+    }
+    const auto levels = levels_from(params);
+    const auto sample_ms = std::max(0LL, params.at("sample_ms").get<long long>());
+    const std::string key = link::snapshot_key(std::string(k_name), ctx.node, "netns");
+    bool auto_mode = false;
+    const auto names = interface_names(params, auto_mode);
+
+    std::vector<std::string> errors;  // interfaces that could not be read
+    std::vector<std::string> notes;   // interfaces read but not judged, and why
+    std::vector<std::string> unjudged_named;
+    std::map<std::string, Reading> first;
+    auto first_at = Clock::now();
     for (const auto& ifname : names) {
         auto stats = ethtool::read_stats(ifname);
         if (!stats) {
-            findings.push_back(stats.error().message);
+            errors.push_back(stats.error().message);
             continue;
         }
         if (stats->empty()) {
             if (!auto_mode) {
-                findings.push_back(ifname + ": no ethtool statistics");
+                notes.push_back(ifname + ": no ethtool statistics");
+                unjudged_named.push_back(ifname);
             }
             continue;
         }
-        before[ifname] = std::move(*stats);
-        sampled.push_back(ifname);
+        auto driver = ethtool::read_driver(ifname);
+        Reading reading{driver ? *driver : std::string(), {}};
+        reading.counters = selected(reading.driver, *stats);
+        first[ifname] = std::move(reading);
     }
-    if (sampled.empty() && findings.empty()) {
-        result.verdict = core::Verdict::skip;
-        result.detail = "no interface with ethtool statistics";
-        return result;
-    }
-    // Looked up after the skip: a node with nothing to read skips in both phases.
-    std::optional<link::Baseline> baseline;
-    if (!link::take_baseline(*phase, key, baseline, result)) {
-        return result;
-    }
-
-    // The selected counters of one reading, as judged and as stored for a later end phase.
-    auto selected = [&](const std::map<std::string, unsigned long long>& stats) {
-        link::CounterSnapshot out;
-        for (const auto& [name, value] : stats) {
-            if (ethtool::matches_any(name, patterns)) {
-                out[name] = value;
-            }
+    std::vector<std::string> judgeable_names;
+    for (const auto& [ifname, reading] : first) {
+        if (judgeable(reading)) {
+            judgeable_names.push_back(ifname);
         }
-        return out;
-    };
+    }
 
+    // Readings to judge: (first, second) per interface and the seconds between them.
+    std::map<std::string, std::pair<link::CounterSnapshot, Reading>> pairs;
+    double seconds = 0;
+    std::string span;
     if (*phase == link::CounterPhase::begin) {
-        link::Baseline taken{{}, std::chrono::steady_clock::now()};
+        link::Baseline taken{{}, first_at};
         int counters = 0;
-        for (const auto& ifname : sampled) {
-            auto snapshot = selected(before[ifname]);
-            counters += static_cast<int>(snapshot.size());
-            taken.counters[ifname] = std::move(snapshot);
+        for (const auto& [ifname, reading] : first) {
+            counters += static_cast<int>(reading.counters.size());
+            taken.counters[ifname] = reading.counters;
         }
         link::CounterSnapshots::instance().put(key, std::move(taken));
-        result.metrics["interfaces"] = static_cast<double>(sampled.size());
+        result.metrics["interfaces"] = static_cast<double>(judgeable_names.size());
         result.metrics["counters"] = counters;
-        if (findings.empty()) {
+        if (!errors.empty()) {
+            result.verdict = core::Verdict::error;
+            result.detail = link::join(errors);
+        } else if (judgeable_names.empty()) {
+            result.verdict = core::Verdict::skip;
+            result.detail = "no interface with pause/PFC counters to record";
+        } else {
             result.verdict = core::Verdict::pass;
             result.detail = "baseline of " + std::to_string(counters) +
-                            " pause/drop counter(s) on " + link::join(sampled) + " recorded";
-        } else {
-            result.verdict = core::Verdict::fail;
-            result.detail = link::join(findings);
+                            " pause/PFC counter(s) on " + link::join(judgeable_names) + " recorded";
         }
         return result;
     }
-
-    // Readings to judge: (first, second) per interface. In phase end the first is the stored
-    // baseline and the reading just taken is the second; interfaces only in one of them are
-    // named, not judged.
-    std::vector<std::string> judged;
-    std::map<std::string, std::map<std::string, unsigned long long>> after;
     if (*phase == link::CounterPhase::end) {
-        for (const auto& [ifname, snapshot] : baseline->counters) {
-            auto now = before.find(ifname);
-            if (now == before.end()) {
-                // A named interface that could not be read has its finding already.
-                if (std::find(names.begin(), names.end(), ifname) == names.end()) {
-                    findings.push_back(ifname + ": gone since the baseline snapshot");
-                }
+        auto baseline = link::CounterSnapshots::instance().take(key);
+        if (!baseline) {
+            // Nothing to judge needs no baseline; something to judge without one is inconclusive.
+            result.verdict = judgeable_names.empty() ? core::Verdict::skip : core::Verdict::error;
+            result.detail = link::k_no_baseline;
+            return result;
+        }
+        for (auto& [ifname, reading] : first) {
+            const auto it = baseline->counters.find(ifname);
+            if (it == baseline->counters.end()) {
+                notes.push_back(ifname + ": not in the baseline snapshot");
                 continue;
             }
-            after[ifname] = std::move(now->second);
-            judged.push_back(ifname);
+            pairs[ifname] = {it->second, std::move(reading)};
         }
-        for (const auto& ifname : sampled) {
-            if (baseline->counters.count(ifname) == 0) {
-                findings.push_back(ifname + ": not in the baseline snapshot");
+        for (const auto& [ifname, counters] : baseline->counters) {
+            if (first.count(ifname) == 0 &&
+                std::find(names.begin(), names.end(), ifname) == names.end()) {
+                notes.push_back(ifname + ": gone since the baseline snapshot");
             }
         }
-        before.clear();
-        for (const auto& ifname : judged) {
-            before[ifname] = baseline->counters.at(ifname);
+        seconds = std::chrono::duration<double>(first_at - baseline->taken).count();
+        result.metrics["baseline_age_s"] = seconds;
+        span = "since the begin snapshot (" + link::format_number(std::round(seconds * 10) / 10) +
+               " s)";
+    } else if (!judgeable_names.empty()) {
+        const auto window = std::chrono::milliseconds(sample_ms);
+        if (Clock::now() + window >= ctx.deadline) {
+            result.verdict = core::Verdict::error;
+            result.detail =
+                "sample_ms " + std::to_string(sample_ms) + " does not fit before the deadline";
+            return result;
         }
-    } else {
-        if (!sampled.empty()) {
-            const auto window = std::chrono::milliseconds(sample_ms);
-            if (std::chrono::steady_clock::now() + window >= ctx.deadline) {
-                result.verdict = core::Verdict::error;
-                result.detail =
-                    "sample_ms " + std::to_string(sample_ms) + " does not fit before the deadline";
-                return result;
-            }
-            std::this_thread::sleep_for(window);
-        }
-        for (const auto& ifname : sampled) {
+        std::this_thread::sleep_for(window);
+        const auto second_at = Clock::now();
+        for (const auto& ifname : judgeable_names) {
             auto stats = ethtool::read_stats(ifname);
             if (!stats) {
-                findings.push_back(stats.error().message);
+                errors.push_back(stats.error().message);
                 continue;
             }
-            after[ifname] = std::move(*stats);
-            judged.push_back(ifname);
+            Reading second{first[ifname].driver, selected(first[ifname].driver, *stats)};
+            pairs[ifname] = {first[ifname].counters, std::move(second)};
         }
+        seconds = std::chrono::duration<double>(second_at - first_at).count();
+        span = "over " + std::to_string(sample_ms) + " ms";
     }
 
+    core::Verdict verdict = core::Verdict::skip;
+    std::vector<std::string> findings;
+    std::vector<std::string> judged;
     int counters = 0;
-    for (const auto& ifname : judged) {
-        const auto& first = before[ifname];
-        const auto& second = after[ifname];
-        for (const auto& [name, value] : second) {
-            if (!ethtool::matches_any(name, patterns)) {
-                continue;
+    for (const auto& [ifname, pair] : pairs) {
+        const auto& [before, after] = pair;
+        auto j =
+            pause::judge_interface(ifname, after.driver, before, after.counters, seconds, levels);
+        result.metrics.insert(j.metrics.begin(), j.metrics.end());
+        if (j.verdict == core::Verdict::skip) {
+            notes.push_back(j.note);
+            if (!auto_mode) {
+                unjudged_named.push_back(ifname);
             }
-            ++counters;
-            const auto it = first.find(name);
-            if (it != first.end() && value >= it->second) {
-                result.metrics[ifname + "." + name + "_delta"] =
-                    static_cast<double>(value - it->second);
+            continue;
+        }
+        if (j.verdict == core::Verdict::error) {
+            errors.push_back(j.note);
+        }
+        verdict = pause::worse(verdict, j.verdict);
+        findings.insert(findings.end(), j.findings.begin(), j.findings.end());
+        judged.push_back(ifname);
+        counters += j.counters;
+    }
+    for (const auto& [ifname, reading] : first) {
+        if (pairs.count(ifname) == 0 && !judgeable(reading) &&
+            *phase == link::CounterPhase::window) {
+            notes.push_back(ifname + " (" +
+                            (reading.driver.empty() ? "driver unknown" : reading.driver) +
+                            "): no pause/PFC counters known for it");
+            if (!auto_mode) {
+                unjudged_named.push_back(ifname);
             }
         }
-        auto grew = ethtool::pause_findings(ifname, first, second, patterns, max_delta);
-        findings.insert(findings.end(), grew.begin(), grew.end());
     }
     result.metrics["interfaces"] = static_cast<double>(judged.size());
     result.metrics["counters"] = counters;
-    std::string span = "over " + std::to_string(sample_ms) + " ms";
-    if (baseline) {
-        const double age =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - baseline->taken)
-                .count();
-        result.metrics["baseline_age_s"] = age;
-        span =
-            "since the begin snapshot (" + link::format_number(std::round(age * 10) / 10) + " s)";
-    }
 
-    if (findings.empty()) {
-        result.verdict = core::Verdict::pass;
-        result.detail = std::to_string(counters) + " pause/drop counter(s) on " +
-                        link::join(judged) + " steady " + span;
-    } else {
-        result.verdict = core::Verdict::fail;
-        result.detail = link::join(findings);
+    if (!errors.empty()) {
+        verdict = pause::worse(verdict, core::Verdict::error);
     }
+    if (!unjudged_named.empty()) {
+        verdict = pause::worse(verdict, core::Verdict::warn);
+    }
+    result.verdict = verdict;
+    std::vector<std::string> parts = errors;
+    parts.insert(parts.end(), findings.begin(), findings.end());
+    if (verdict == core::Verdict::skip) {
+        result.detail = notes.empty() ? "no interface with pause/PFC counters"
+                                      : "not judged: " + link::join(notes);
+        return result;
+    }
+    if (parts.empty() && !judged.empty()) {
+        parts.push_back(std::to_string(counters) + " pause/PFC counter(s) on " +
+                        link::join(judged) + " within levels " + span);
+    }
+    if (!notes.empty()) {
+        parts.push_back("not judged: " + link::join(notes));
+    }
+    result.detail = link::join(parts);
     return result;
 }
 
