@@ -73,12 +73,18 @@ constexpr std::array k_ice = {
     Pattern{"tx_bytes.nic", Event::bytes_tx},
 };
 
-// i40e: i40e_ethtool.c, i40e_gstrings_stats ("port." = the port) and i40e_gstrings_pfc_stats.
+// i40e: i40e_ethtool.c, i40e_gstrings_stats ("port." = the port) and i40e_gstrings_pfc_stats
+// ("port.tx_priority_%u_xoff_tx"). Older i40e builds the PFC names in i40e_get_strings() without
+// the direction suffix ("port.tx_priority_%u_xoff", "port.rx_priority_%u_xoff"), as a real RHEL 8
+// capture shows (tests/fixtures/ethtool/i40e_1g_tp_oldnames.txt): both spellings are matched.
+// "port.rx_priority_%u_xon_2_xoff" counts XON-to-XOFF transitions, not frames.
 constexpr std::array k_i40e = {
     Pattern{"port.link_xoff_rx", Event::pause_rx},
     Pattern{"port.link_xoff_tx", Event::pause_tx},
     Pattern{"port.rx_priority_{p}_xoff_rx", Event::pfc_rx},
     Pattern{"port.tx_priority_{p}_xoff_tx", Event::pfc_tx},
+    Pattern{"port.rx_priority_{p}_xoff", Event::pfc_rx},
+    Pattern{"port.tx_priority_{p}_xoff", Event::pfc_tx},
     Pattern{"port.rx_dropped", Event::discard},
     Pattern{"port.rx_bytes", Event::bytes_rx},
     Pattern{"port.tx_bytes", Event::bytes_tx},

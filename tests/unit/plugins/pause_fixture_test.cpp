@@ -37,6 +37,22 @@ TEST(PauseFixtures, ParsedAsPrinted) {
     const auto ena = load("ena_eni.txt");
     EXPECT_EQ(ena.size(), 11u);
     EXPECT_EQ(ena.at("admin_q_pause"), 0u);
+    // bnxt_en indents with tabs in this capture and prefixes ring counters with "[n]: ".
+    const auto bnxt = load("bnxt_en_10g_sfp.txt");
+    EXPECT_EQ(bnxt.size(), 397u);
+    EXPECT_EQ(bnxt.at("[0]: rx_ucast_packets"), 276347403u);
+    EXPECT_EQ(bnxt.at("rx_bytes"), 7258696030461u);
+    EXPECT_EQ(bnxt.at("tx_pfc_ena_frames_pri3"), 0u);
+    EXPECT_EQ(bnxt.at("pfc_pri3_tx_duration_us"), 0u);
+    const auto i40e = load("i40e_10g_sfp.txt");
+    EXPECT_EQ(i40e.size(), 118u);
+    EXPECT_EQ(i40e.at("port.tx_bytes"), 161388396404331u);
+    EXPECT_EQ(i40e.at("port.link_xoff_tx"), 0u);
+    EXPECT_EQ(i40e.at("port.tx_priority_3_xoff_tx"), 0u);
+    const auto i40e_old = load("i40e_1g_tp_oldnames.txt");
+    EXPECT_EQ(i40e_old.size(), 116u);
+    EXPECT_EQ(i40e_old.at("port.rx_bytes"), 47847653724984u);
+    EXPECT_EQ(i40e_old.at("port.tx_priority_3_xoff"), 0u);
 }
 
 // Intel 800 Series: a PFC frame counts under every priority of its traffic class.
@@ -91,6 +107,90 @@ TEST(PauseFixtures, Mlx5HealthyPausingPassesStormFails) {
                   "port asked its link partner to stop",
                   "eth03: tx_pause_ctrl_phy 24000/s sent (fail at 10000/s): this port's receive "
                   "path is not keeping up"}));
+}
+
+// bnxt_en at 10G: a frame with maximal quanta holds the port about 3.4 ms, so even a port paused
+// without a break sends only some hundreds of frames per second, under the frame-rate levels.
+// The storm is caught by the pause duration (bnxt reports it per priority) and by frames per GB.
+TEST(PauseFixtures, BnxtHealthyPfcPassesStormFails) {
+    const auto before = load("bnxt_en_10g_sfp.txt");
+    auto healthy = before;  // 10 s, 12 GB moved, priority 3 lossless
+    healthy["rx_bytes"] += 6000000000;
+    healthy["tx_bytes"] += 6000000000;
+    healthy["tx_pfc_frames"] += 300;
+    healthy["tx_pfc_ena_frames_pri3"] += 300;
+    healthy["pfc_pri3_tx_duration_us"] += 500000;
+    healthy["pfc_pri3_tx_transitions"] += 300;
+    healthy["rx_pfc_frames"] += 200;
+    healthy["rx_pfc_ena_frames_pri3"] += 200;
+    healthy["pfc_pri3_rx_duration_us"] += 300000;
+    healthy["pfc_pri3_rx_transitions"] += 200;
+    auto j = pause::judge_interface("eth0", "bnxt_en", before, healthy, 10.0, {});
+    EXPECT_EQ(j.verdict, core::Verdict::pass) << testing::PrintToString(j.findings);
+    // Pause frames (2), PFC frames (2 + 8 + 8 per priority), durations (16), discards (2); the
+    // transitions, per-priority and per-cos byte counters and ring counters are not judged.
+    EXPECT_EQ(j.counters, 38);
+    EXPECT_DOUBLE_EQ(j.metrics.at("eth0.gb_moved"), 12.0);
+    EXPECT_DOUBLE_EQ(j.metrics.at("eth0.tx_pfc_ena_frames_pri3_per_s"), 30.0);
+    EXPECT_DOUBLE_EQ(j.metrics.at("eth0.pfc_pri3_tx_duration_us_fraction"), 0.05);
+
+    auto storm = before;  // 10 s, 5 GB moved, this port pausing priority 3 95 % of the time
+    storm["rx_bytes"] += 500000000;
+    storm["tx_bytes"] += 4500000000;
+    storm["tx_pfc_frames"] += 6000;
+    storm["tx_pfc_ena_frames_pri3"] += 6000;
+    storm["pfc_pri3_tx_duration_us"] += 9500000;
+    j = pause::judge_interface("eth0", "bnxt_en", before, storm, 10.0, {});
+    EXPECT_EQ(j.verdict, core::Verdict::fail);
+    EXPECT_EQ(j.findings,
+              (std::vector<std::string>{
+                  "eth0: pfc_pri3_tx_duration_us paused 95% of the window (fail at 90%): this "
+                  "port asked its link partner to stop",
+                  "eth0: tx_pfc_ena_frames_pri3 1200 per GB moved sent (fail at 1000): this "
+                  "port's receive path is not keeping up",
+                  "eth0: tx_pfc_frames 1200 per GB moved sent (fail at 1000): this port's "
+                  "receive path is not keeping up"}));
+    EXPECT_DOUBLE_EQ(j.metrics.at("eth0.tx_pfc_frames_per_s"), 600.0);
+}
+
+// i40e (700 Series) at 10G: no duration counters, so a storm at 10G is caught by frames per GB.
+TEST(PauseFixtures, I40eHealthyPfcPassesStormFails) {
+    const auto before = load("i40e_10g_sfp.txt");
+    auto healthy = before;  // 10 s, 12 GB moved at the port, priority 3 lossless
+    healthy["port.rx_bytes"] += 6000000000;
+    healthy["port.tx_bytes"] += 6000000000;
+    healthy["port.tx_priority_3_xoff_tx"] += 300;
+    healthy["port.tx_priority_3_xon_tx"] += 300;
+    healthy["port.rx_priority_3_xoff_rx"] += 200;
+    healthy["port.rx_priority_3_xon_rx"] += 200;
+    healthy["port.rx_priority_3_xon_2_xoff"] += 200;
+    auto j = pause::judge_interface("eth0", "i40e", before, healthy, 10.0, {});
+    EXPECT_EQ(j.verdict, core::Verdict::pass) << testing::PrintToString(j.findings);
+    // Link xoff (2), PFC xoff (8 tx, 8 rx), port.rx_dropped (1); xon frames and xon_2_xoff
+    // transitions are not pauses, the VSI counters (rx_bytes, rx_dropped) are not the port's.
+    EXPECT_EQ(j.counters, 19);
+    EXPECT_DOUBLE_EQ(j.metrics.at("eth0.gb_moved"), 12.0);
+    EXPECT_DOUBLE_EQ(j.metrics.at("eth0.port.tx_priority_3_xoff_tx_per_s"), 30.0);
+
+    auto storm = before;  // 10 s, 5 GB moved, this port sending 802.3x pauses without a break
+    storm["port.rx_bytes"] += 500000000;
+    storm["port.tx_bytes"] += 4500000000;
+    storm["port.link_xoff_tx"] += 6000;
+    j = pause::judge_interface("eth0", "i40e", before, storm, 10.0, {});
+    EXPECT_EQ(j.verdict, core::Verdict::fail);
+    EXPECT_EQ(j.findings, std::vector<std::string>{
+                              "eth0: port.link_xoff_tx 1200 per GB moved sent (fail at 1000): "
+                              "this port's receive path is not keeping up"});
+}
+
+// An older i40e prints "port.tx_priority_3_xoff" (no "_tx"): its PFC counters are judged too.
+TEST(PauseFixtures, I40eOldPfcNamesAreJudged) {
+    const auto reading = load("i40e_1g_tp_oldnames.txt");
+    const auto j = pause::judge_interface("eth0", "i40e", reading, reading, 10.0, {});
+    EXPECT_EQ(j.verdict, core::Verdict::pass) << testing::PrintToString(j.findings);
+    EXPECT_EQ(j.counters, 19);  // 3 before the old names were in the table
+    EXPECT_EQ(j.metrics.at("eth0.port.tx_priority_3_xoff_delta"), 0.0);
+    EXPECT_EQ(j.metrics.at("eth0.port.rx_priority_3_xoff_delta"), 0.0);
 }
 
 // ENA has no pause counters: allowance counters growing under a bandwidth test are reported and

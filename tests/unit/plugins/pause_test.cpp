@@ -59,6 +59,24 @@ TEST(PauseTable, BnxtIceI40eEnaNamesFromDriverSource) {
     EXPECT_FALSE(pause::classify("veth", "rx_queue_0_drops").has_value());
 }
 
+// Older i40e prints its PFC counters without the direction suffix (a real RHEL 8 capture in
+// tests/fixtures/ethtool/i40e_1g_tp_oldnames.txt); both spellings count the same frames.
+TEST(PauseTable, I40eOldPfcNamesWithoutDirectionSuffix) {
+    EXPECT_EQ(event_of("i40e", "port.tx_priority_3_xoff"), Event::pfc_tx);
+    EXPECT_EQ(event_of("i40e", "port.rx_priority_3_xoff"), Event::pfc_rx);
+    const auto old_name = pause::classify("i40e", "port.tx_priority_7_xoff");
+    ASSERT_TRUE(old_name.has_value());
+    EXPECT_EQ(old_name->prio, 7);
+    const auto new_name = pause::classify("i40e", "port.rx_priority_0_xoff_rx");
+    ASSERT_TRUE(new_name.has_value());
+    EXPECT_EQ(new_name->prio, 0);
+    for (const char* name : {"port.tx_priority_3_xon", "port.rx_priority_3_xon",
+                             "port.rx_priority_3_xon_2_xoff", "port.tx_priority_3_xon_tx",
+                             "port.tx_priority_8_xoff", "tx_priority_3_xoff", "port.link_xon_tx"}) {
+        EXPECT_FALSE(pause::classify("i40e", name).has_value()) << name;
+    }
+}
+
 TEST(PauseTable, PatternSlotIsOnePriorityDigit) {
     int prio = -1;
     EXPECT_TRUE(pause::match_pattern("rx_prio{p}_pause", "rx_prio0_pause", prio));
