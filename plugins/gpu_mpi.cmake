@@ -6,7 +6,10 @@ target_sources(preflight_plugins PRIVATE
   collective/nccl_rendezvous.cpp
   collective/step_watchdog.cpp
   exec/nccl_tests.cpp
-  exec/nccl_tests_parser.cpp
+  exec/nccl_tests_json.cpp
+  exec/nccl_tests_judge.cpp
+  exec/nccl_tests_probe.cpp
+  exec/nccl_tests_text.cpp
   gpu/inventory.cpp
   gpu/nvml_loader.cpp
 )

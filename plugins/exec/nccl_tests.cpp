@@ -1,5 +1,5 @@
-// exec.nccl_tests: see the header. The binary's own exit status is data: a non-zero exit is a
-// failed test (with the output's error line when there is one), never "could not run".
+// exec.nccl_tests: see the header. The verdict comes from the output (judge_nccl_tests); the exit
+// status only stops a clean-looking output from passing.
 #include "plugins/exec/nccl_tests.hpp"
 
 #include <unistd.h>
@@ -11,6 +11,7 @@
 
 #include "core/process.hpp"
 #include "plugins/exec/nccl_tests_parser.hpp"
+#include "plugins/exec/nccl_tests_probe.hpp"
 
 namespace preflight::plugins {
 
@@ -36,10 +37,6 @@ std::string find_executable(const std::string& name) {
     return {};
 }
 
-std::string tail(const std::string& text, std::size_t n) {
-    return text.size() <= n ? text : "..." + text.substr(text.size() - n);
-}
-
 }  // namespace
 
 core::CheckSpec NcclTestsCheck::check_spec() {
@@ -62,7 +59,8 @@ core::CheckSpec NcclTestsCheck::check_spec() {
                 {"warmup", ParamType::integer, 5, "-w warm-up iterations"},
                 {"iters", ParamType::integer, 20, "-n timed iterations"},
                 {"check_data", ParamType::boolean, true, "-c 1: count wrong elements"},
-                {"json", ParamType::boolean, true, "ask for -J FILE.json and judge from it"},
+                {"json", ParamType::boolean, true,
+                 "ask for -J FILE.json and judge from it when `BINARY -h` lists -J (2.17.3+)"},
                 {"extra_args", ParamType::string_list, nlohmann::json::array(),
                  "further arguments for the binary"},
                 {"timeout_s", ParamType::number, 600.0, "the binary is killed after this", "s"},
@@ -116,7 +114,9 @@ core::CheckResult NcclTestsCheck::run_impl(const CheckContext& ctx, const nlohma
 
     std::string json_path;
     std::filesystem::path dir;
-    if (params.at("json").get<bool>()) {
+    // Probed without the launcher: -h is answered before MPI starts.
+    if (params.at("json").get<bool>() &&
+        nccl_tests_supports_json(binary, std::chrono::milliseconds(5000))) {
         // nccl-tests opens the file with "wx" and picks another name if it exists: use a fresh
         // directory so the name is ours.
         char templ[] = "/tmp/preflight-nccl-tests-XXXXXX";
@@ -146,7 +146,7 @@ core::CheckResult NcclTestsCheck::run_impl(const CheckContext& ctx, const nlohma
         return result;
     }
 
-    NcclTestsOutput parsed = parse_nccl_tests_text(ran->output);
+    NcclTestsOutput parsed = parse_nccl_tests_text(ran->output, bytes);
     std::string source = "text";
     if (!json_path.empty()) {
         std::ifstream in(json_path);
@@ -155,20 +155,25 @@ core::CheckResult NcclTestsCheck::run_impl(const CheckContext& ctx, const nlohma
             buffer << in.rdbuf();
             auto from_json = parse_nccl_tests_json(buffer.str());
             if (from_json) {
-                // The text's error lines (CUDA/NCCL failures on any rank) count even when the JSON
-                // writer on rank 0 finished.
-                auto errors = parsed.errors;
+                // The text's error and warning lines (CUDA/NCCL failures on any rank) and its
+                // out-of-bounds summary count even when the JSON writer on rank 0 finished.
+                const auto text = std::move(parsed);
                 parsed = std::move(*from_json);
-                parsed.errors.insert(parsed.errors.end(), errors.begin(), errors.end());
+                parsed.setup_errors.insert(parsed.setup_errors.end(), text.setup_errors.begin(),
+                                           text.setup_errors.end());
+                parsed.errors.insert(parsed.errors.end(), text.errors.begin(), text.errors.end());
+                parsed.warnings = text.warnings;
+                if (text.out_of_bounds.value_or(0) > parsed.out_of_bounds.value_or(0)) {
+                    parsed.out_of_bounds = text.out_of_bounds;
+                    parsed.out_of_bounds_line = text.out_of_bounds_line;
+                }
                 source = "json";
             }
         }
     }
-    result = judge_nccl_tests(parsed, bytes);
-    if (!ran->ok()) {
-        result.verdict = core::Verdict::fail;
-        result.detail = binary + " " + ran->describe() + ": " +
-                        (parsed.errors.empty() ? tail(ran->output, 400) : parsed.errors.front());
+    result = judge_nccl_tests(parsed, bytes, {ran->ok(), ran->timed_out, ran->describe()});
+    if (!parsed.launcher.empty()) {
+        source += ", " + parsed.launcher + " labels stripped";
     }
     result.detail += " [" + source + "]";
     if (parsed.avg_busbw) {

@@ -1,7 +1,8 @@
 // exec.nccl_tests: runs a site's existing all_reduce_perf (path from config, optionally behind a
-// launcher such as mpirun) at one size with argv only and a deadline, then judges the row at that
-// size from its -J JSON (or, when that is missing, its text table). Missing binary -> skip;
-// non-zero exit, error lines, missing rows, wrong elements or cut-short output -> fail.
+// launcher such as mpirun or srun) at one size with argv only and a deadline, then judges the row
+// at that size from its -J JSON (only when the binary lists -J) or its text table, any version.
+// Missing binary -> skip; wrong elements or out-of-bounds values -> fail; NCCL/CUDA failures,
+// timeouts, missing rows, unknown layouts and non-zero exits -> error (inconclusive).
 #pragma once
 
 #include <string>

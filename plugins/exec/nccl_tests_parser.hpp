@@ -1,6 +1,8 @@
-// Parsers for NVIDIA nccl-tests output (all_reduce_perf and friends): the text table on stdout and
-// the `-J FILE.json` document (version 3), plus the judgement exec.nccl_tests makes from either.
-// Pure functions on strings; tested on saved outputs (tests/fixtures/nccl_tests/).
+// Parsers for NVIDIA nccl-tests output (all_reduce_perf and the other *_perf programs): the text
+// table on stdout of every layout released since nccl-tests 2.0, read by its column header, with
+// launcher prefixes stripped, and the `-J FILE.json` document; plus the judgement exec.nccl_tests
+// makes from either. Pure functions on strings; tested on saved real outputs
+// (tests/fixtures/nccl_tests/, whose README lists the layouts per version).
 #pragma once
 
 #include <optional>
@@ -17,7 +19,10 @@ struct NcclTestsMeasure {
     double time_us = 0.0;
     double algbw_gbps = 0.0;
     double busbw_gbps = 0.0;
-    std::optional<double> wrong;  // unset: "N/A" (data check off)
+    // The value under `#wrong` (2.13 and later: a count of wrong elements) or `error` (before
+    // 2.13: the largest relative difference, a float judged by nccl-tests itself against a
+    // per-type tolerance); unset when printed "N/A" (data check off).
+    std::optional<double> wrong;
 };
 
 struct NcclTestsRow {
@@ -25,25 +30,49 @@ struct NcclTestsRow {
     long long count = 0;  // elements
     std::string type, redop;
     std::optional<NcclTestsMeasure> out_of_place, in_place;
+    std::string line;  // the row as printed (launcher prefix removed), quoted in verdicts
 };
 
 struct NcclTestsOutput {
-    std::vector<NcclTestsRow> rows;
-    std::vector<std::string> errors;  // "Test NCCL failure ...", "# error: ...", JSON errors[]
-    int ranks = 0;                    // "#  Rank N Group ..." lines / JSON config.devices
+    std::vector<NcclTestsRow> rows;  // the table of one rank (the lowest launcher label)
+    // "#wrong" tables count wrong elements; "error" tables (before 2.13) print a max error.
+    bool wrong_is_count = true;
+    // Non-empty when a table header was seen whose columns are not a known layout, or the output
+    // cannot be attributed to one run (several unlabelled tables): the output cannot be judged.
+    std::string layout_error;
+    // "Test NCCL failure", "Test CUDA failure", "Test failure", "# error:" and JSON errors[]
+    // lines; setup_errors were printed before any table header (initialisation), errors after.
+    std::vector<std::string> setup_errors, errors;
+    std::vector<std::string> warnings;  // "NCCL WARN" lines: context only, never a verdict alone
+    int ranks = 0;                      // "#  Rank N ..." lines / JSON config.devices
     std::optional<long long> out_of_bounds;
+    std::string out_of_bounds_line;
     std::optional<double> avg_busbw;  // the sweep's average: reported, never judged
-    bool concluded = false;           // footer seen (text) / document complete (JSON)
+    bool concluded = false;           // "# Collective test concluded" (2.16.7 and later) seen
+    int tables = 0;                   // launcher tasks that printed a table
+    std::string launcher;             // "srun --label" / "mpirun --tag-output" when stripped
+    std::string disagreement;         // tables of several tasks that do not agree at the size
 };
 
-// The text table. Never fails: what could not be read shows up as missing rows or !concluded.
-NcclTestsOutput parse_nccl_tests_text(std::string_view text);
+// The text output. Never fails: what could not be read shows up as layout_error or missing rows.
+// target_bytes picks the row compared across the tables of several launcher tasks.
+NcclTestsOutput parse_nccl_tests_text(std::string_view text, long long target_bytes = 0);
 // The -J document; Error when it is not valid JSON of the expected shape (e.g. cut short).
 core::Result<NcclTestsOutput> parse_nccl_tests_json(std::string_view json);
 
-// The row at target_bytes decides: any error line -> fail; no row at that size -> fail; wrong
-// elements -> fail; output cut short -> fail; else pass with its out-of-place busBW as the metric.
-// The sweep's "Avg bus bandwidth" is never used.
-core::CheckResult judge_nccl_tests(const NcclTestsOutput& output, long long target_bytes);
+// How the program ended, as the runner saw it.
+struct NcclTestsExit {
+    bool ok = true;  // exit status 0 and not killed
+    bool timed_out = false;
+    std::string describe;  // "exit 3", "timed out after 600 s"
+};
+
+// The verdict (see nccl_tests_judge.cpp for the rules): fail only on data corruption reported by
+// nccl-tests (wrong elements, out-of-bounds values, an uncorrectable ECC/NVLink error); error
+// when the output cannot be judged (unknown layout, no row at target_bytes, setup or NCCL/CUDA
+// failure, timeout, non-zero exit); pass with the out-of-place busBW at target_bytes (0: the
+// largest size run). The sweep's "Avg bus bandwidth" is never used.
+core::CheckResult judge_nccl_tests(const NcclTestsOutput& output, long long target_bytes,
+                                   const NcclTestsExit& exit = {});
 
 }  // namespace preflight::plugins

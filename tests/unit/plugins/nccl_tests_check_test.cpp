@@ -1,6 +1,6 @@
 // exec.nccl_tests end to end against a stand-in all_reduce_perf (a shell script that prints a
 // saved output, writes the -J document and exits with a chosen status): argv, skip when absent,
-// judging from JSON and from text, non-zero exit and deadline.
+// -J only when the usage lists it, judging from JSON and from text, non-zero exit and deadline.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,12 +25,17 @@ class NcclTestsCheckTest : public ::testing::Test {
     }
     void TearDown() override { std::filesystem::remove_all(m_dir); }
 
-    // A fake binary: prints text_fixture, copies json_fixture to the -J path, records argv.
+    // A fake binary: answers -h with a usage text that lists -J when json_fixture is set (as
+    // nccl-tests 2.17.3 and later do), prints text_fixture, copies json_fixture to the -J path,
+    // records argv. A fresh path each time: the -J probe is cached per path and mtime.
     std::string fake(const std::string& text_fixture, const std::string& json_fixture, int rc,
                      const std::string& extra = "") {
-        const auto path = (m_dir / "all_reduce_perf").string();
+        const auto path = (m_dir / ("all_reduce_perf_" + std::to_string(++m_fakes))).string();
         std::ofstream out(path);
         out << "#!/bin/sh\n"
+            << "if [ \"$1\" = -h ]; then echo 'USAGE: all_reduce_perf'; "
+            << (json_fixture.empty() ? "" : "echo '[-J,--output_file <file> write output]'; ")
+            << "echo '[-h,--help]'; exit 0; fi\n"
             << "echo \"$@\" > '" << (m_dir / "argv").string() << "'\n"
             << "json=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -J ] && json=$2; shift; done\n"
             << extra << "cat '" << k_fixtures << text_fixture << "'\n";
@@ -59,6 +64,7 @@ class NcclTestsCheckTest : public ::testing::Test {
     }
 
     std::filesystem::path m_dir;
+    int m_fakes = 0;
 };
 
 TEST_F(NcclTestsCheckTest, MissingBinaryIsSkip) {
@@ -94,21 +100,30 @@ TEST_F(NcclTestsCheckTest, FallsBackToTextWithoutJson) {
     EXPECT_EQ(argv_seen().find("-J"), std::string::npos);
 }
 
-TEST_F(NcclTestsCheckTest, NonZeroExitFailsWithTheErrorLine) {
+TEST_F(NcclTestsCheckTest, OlderBinaryWithoutJsonOptionGetsNoJ) {
+    // Usage without -J (before 2.17.3): the check must not pass -J, which such a binary rejects.
+    auto bin = fake("single_node_8gpu.txt", "", 0);
+    auto r = run({{"binary", bin}});
+    EXPECT_EQ(r.verdict, core::Verdict::pass) << r.detail;
+    EXPECT_EQ(argv_seen().find("-J"), std::string::npos) << argv_seen();
+    EXPECT_NE(r.detail.find("[text]"), std::string::npos) << r.detail;
+}
+
+TEST_F(NcclTestsCheckTest, NcclFailureWithNonZeroExitIsInconclusiveWithTheErrorLine) {
     auto bin = fake("nccl_error.txt", "", 3);
     auto r = run({{"binary", bin}});
-    EXPECT_EQ(r.verdict, core::Verdict::fail);
+    EXPECT_EQ(r.verdict, core::Verdict::error);
     EXPECT_NE(r.detail.find("exit 3"), std::string::npos) << r.detail;
     EXPECT_NE(r.detail.find("Test NCCL failure"), std::string::npos) << r.detail;
 }
 
-TEST_F(NcclTestsCheckTest, WrongDataAndTruncationFail) {
+TEST_F(NcclTestsCheckTest, WrongDataFailsAndTruncationIsInconclusive) {
     auto bad = run({{"binary", fake("data_check_failed.txt", "", 0)}, {"json", false}});
     EXPECT_EQ(bad.verdict, core::Verdict::fail);
     EXPECT_NE(bad.detail.find("wrong elements"), std::string::npos) << bad.detail;
-    // The JSON is cut short and the text has no 1 GiB row: fail, never pass.
+    // The JSON is cut short and the text has no 1 GiB row: inconclusive, never pass.
     auto cut = run({{"binary", fake("truncated.txt", "truncated.json", 0)}});
-    EXPECT_EQ(cut.verdict, core::Verdict::fail);
+    EXPECT_EQ(cut.verdict, core::Verdict::error);
     EXPECT_NE(cut.detail.find("no result row"), std::string::npos) << cut.detail;
 }
 
@@ -117,7 +132,7 @@ TEST_F(NcclTestsCheckTest, HungBinaryIsKilledAtTheTimeout) {
     const auto start = std::chrono::steady_clock::now();
     auto r = run({{"binary", bin}, {"timeout_s", 0.5}});
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
-    EXPECT_EQ(r.verdict, core::Verdict::fail);
+    EXPECT_EQ(r.verdict, core::Verdict::error);
     EXPECT_NE(r.detail.find("timed out"), std::string::npos) << r.detail;
 }
 
