@@ -208,7 +208,7 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
                 }
                 std::string reason =
                     n.verdict == core::Verdict::fail
-                        ? outcome::reason_for(n, validation.run_id)
+                        ? outcome::reason_for(n)
                         : outcome::sanitize_reason(
                               "uncertified: " + std::string(core::to_string(n.verdict)) +
                                   (n.reasons.empty() ? "" : ": " + n.reasons.front()),
@@ -222,7 +222,7 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
                         reason = s.reason;
                     }
                 }
-                auto st = slurm.drain(n.name, reason);
+                auto st = slurm.drain(n.name, reason, outcome::figures_for(n, validation.run_id));
                 if (!st) {
                     out.outcome = "error";
                     out.detail =

@@ -21,7 +21,7 @@ TEST(StandaloneGate, ExitCodeForEachVerdict) {
         EXPECT_EQ(standalone_exit_code(Verdict::fail, on_error), 1);
     }
     EXPECT_EQ(standalone_exit_code(Verdict::error, OnError::allow), 0);
-    EXPECT_EQ(standalone_exit_code(Verdict::error, OnError::block), 3);
+    EXPECT_EQ(standalone_exit_code(Verdict::error, OnError::block), 4);  // inconclusive
 }
 
 TEST(StandaloneGate, TerminationMessageNamesTheVerdictAndFitsKubernetes) {
@@ -34,8 +34,8 @@ TEST(StandaloneGate, TerminationMessageNamesTheVerdictAndFitsKubernetes) {
 
     o.verdict = Verdict::error;
     o.reasons = {"link.netdev not finished within the 20 s budget"};
-    EXPECT_EQ(preflight::agent::termination_message("gpu007", o, 3)
-                  .rfind("preflight gpu007: error (exit 3): could not judge, start blocked", 0),
+    EXPECT_EQ(preflight::agent::termination_message("gpu007", o, 4)
+                  .rfind("preflight gpu007: error (exit 4): could not judge, start blocked", 0),
               0u);
 
     o.reasons.assign(500, std::string(40, 'x'));
