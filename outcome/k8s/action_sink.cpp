@@ -10,6 +10,23 @@
 
 namespace preflight::outcome::k8s {
 
+namespace {
+
+// metadata.name of a listed Node, "" when it has none we can read.
+std::string node_name(const nlohmann::json& n) {
+    if (!n.is_object()) {
+        return {};
+    }
+    auto meta = n.find("metadata");
+    if (meta == n.end() || !meta->is_object()) {
+        return {};
+    }
+    auto name = meta->find("name");
+    return name != meta->end() && name->is_string() ? name->get<std::string>() : std::string();
+}
+
+}  // namespace
+
 MarkCount k8s_mark_count(const nlohmann::json& node_list, const std::string& node) {
     MarkCount count;
     count.scope = "cluster";
@@ -21,11 +38,7 @@ MarkCount k8s_mark_count(const nlohmann::json& node_list, const std::string& nod
                 continue;
             }
             ++count.total;
-            std::string name;
-            if (auto meta = n.find("metadata"); meta != n.end() && meta->is_object()) {
-                name = meta->value("name", std::string());
-            }
-            if (name == node) {
+            if (node_name(n) == node) {
                 seen = true;
             } else if (taint_owned(n, k_degraded_key)) {
                 ++count.marked;
@@ -73,8 +86,7 @@ std::function<void(const RunReport&, Action&)> make_action_sink(const core::Kube
         bool already_ours = false;
         if (auto items = listed->find("items"); items != listed->end() && items->is_array()) {
             for (const auto& n : *items) {
-                if (n.is_object() && n.contains("metadata") &&
-                    n["metadata"].value("name", std::string()) == action.node) {
+                if (node_name(n) == action.node) {
                     already_ours = taint_owned(n, k_degraded_key);
                 }
             }

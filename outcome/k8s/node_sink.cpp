@@ -276,16 +276,20 @@ core::Result<ChangeOutcome> NodeSink::apply(const NodeChange& change) {
 }
 
 bool taint_owned(const json& node, std::string_view key) {
-    const json owned = owned_taints(node);
-    const std::string k(key);
-    if (!owned.contains(k) || !node.contains("spec") || !node["spec"].contains("taints") ||
-        !node["spec"]["taints"].is_array()) {
-        return false;
-    }
-    for (const auto& t : node["spec"]["taints"]) {
-        if (t.is_object() && t.value("key", std::string()) == k && owned[k] == taint_id(t)) {
-            return true;
+    try {
+        const json owned = owned_taints(node);
+        const std::string k(key);
+        if (!owned.contains(k) || !node.contains("spec") || !node["spec"].contains("taints") ||
+            !node["spec"]["taints"].is_array()) {
+            return false;
         }
+        for (const auto& t : node["spec"]["taints"]) {
+            if (t.is_object() && t.value("key", std::string()) == k && owned[k] == taint_id(t)) {
+                return true;
+            }
+        }
+    } catch (const json::exception&) {
+        // A Node we cannot read is not proof that we own anything on it.
     }
     return false;
 }
