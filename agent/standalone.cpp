@@ -224,9 +224,8 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         }
         outcome.drain_comment =
             outcome::sanitize_reason(text, "run=" + run, outcome::k_max_comment_bytes);
-        if (options.drain &&
-            drain_for_prolog(outcome, node, run, options, cfg.actions, runner) ==
-                outcome::DrainOutcome::refused) {
+        if (options.drain && drain_for_prolog(outcome, node, run, options, cfg.actions, runner) ==
+                                 outcome::DrainOutcome::refused) {
             rc = core::to_int(core::ExitCode::breaker);
         }
     }

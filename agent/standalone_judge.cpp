@@ -60,7 +60,8 @@ nlohmann::json StandaloneOutcome::to_json(const std::string& node) const {
             {"profile", "prolog"},
             {"verdict", std::string(core::to_string(verdict))},
             {"reasons", reasons},
-            {"finding", std::string(outcome::finding_classes()[static_cast<std::size_t>(finding)].name)},
+            {"finding",
+             std::string(outcome::finding_classes()[static_cast<std::size_t>(finding)].name)},
             {"drain_reason", drain_reason},
             {"drain_comment", drain_comment},
             {"drain_outcome", drain_outcome},
@@ -102,7 +103,8 @@ void judge_standalone(StandaloneOutcome& outcome, const core::EvaluationConfig& 
                 }
                 r.verdict = core::Verdict::fail;
                 if (!classified) {
-                    outcome.finding = outcome::classify_finding(r.check, r.verdict, r.detail, metric);
+                    outcome.finding =
+                        outcome::classify_finding(r.check, r.verdict, r.detail, metric);
                     classified = true;
                 }
                 if (j.reference.basis == "baseline") {

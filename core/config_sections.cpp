@@ -19,8 +19,9 @@ namespace {
 }  // namespace
 
 void parse_actions(const std::string& file, const YAML::Node& node, ActionsConfig& out) {
-    yaml::reject_unknown_keys(file, node, "actions",
-                              {"targets", "max_action_fraction", "min_actions", "max_actions", "scontrol"});
+    yaml::reject_unknown_keys(
+        file, node, "actions",
+        {"targets", "max_action_fraction", "min_actions", "max_actions", "scontrol"});
     if (auto n = yaml::get(file, node, "targets", "actions.targets")) {
         if (!n.IsSequence()) {
             yaml::fail(file, n, "'actions.targets' must be a list");

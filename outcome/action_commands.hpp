@@ -17,8 +17,7 @@ inline constexpr std::string_view k_taint_key = "preflight.dev/degraded";
 // "Comment=<comment>" when a comment is given (the figures behind the reason; Slurm 22.05's
 // `scontrol update` documents a node Comment). Both are sanitized by the caller (reasons.hpp).
 std::vector<std::string> slurm_drain_argv(std::string_view scontrol, std::string_view node,
-                                          std::string_view reason,
-                                          std::string_view comment = {});
+                                          std::string_view reason, std::string_view comment = {});
 
 // {scontrol, "update", "NodeName=<node>", "State=RESUME"}, and "Comment=" (clears it) when
 // clear_comment: the caller clears only a comment we wrote.

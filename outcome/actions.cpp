@@ -72,7 +72,8 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
     Breaker& b = report.breaker;
     b = Breaker{};
     const BreakerPolicy policy = breaker_policy(cfg);
-    b.max_action_fraction = std::clamp(std::isfinite(policy.max_fraction) ? policy.max_fraction : 0.0, 0.0, 1.0);
+    b.max_action_fraction =
+        std::clamp(std::isfinite(policy.max_fraction) ? policy.max_fraction : 0.0, 0.0, 1.0);
     b.candidates = static_cast<int>(report.nodes.size());
     b.planned = static_cast<int>(failed.size());
     b.allowed = allowed_actions(policy, b.candidates);
@@ -81,7 +82,8 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
         const double pct = b.candidates > 0 ? 100.0 * b.planned / b.candidates : 0.0;
         b.message = fmt::format(
             "circuit breaker: {} of {} nodes ({:.1f} %) failed, more than the allowed {} "
-            "(max_action_fraction {:.2f}{}); no action taken \xE2\x80\x94 check the fabric or raise "
+            "(max_action_fraction {:.2f}{}); no action taken \xE2\x80\x94 check the fabric or "
+            "raise "
             "actions.max_action_fraction",
             b.planned, b.candidates, pct, b.allowed, b.max_action_fraction,
             cfg.max_actions > 0 ? fmt::format(", max_actions {}", cfg.max_actions) : "");

@@ -142,8 +142,8 @@ FindingClass classify_finding(std::string_view check, core::Verdict verdict,
     if (link) {
         // link.netdev "eth0: operstate down", "eth0: missing (no ...)"; link.infiniband
         // "mlx5_0/1: state 1: DOWN, phys_state 3: Disabled", "active ports 1, expected 2".
-        if (has(d, "operstate") || has(d, "down") || has(d, "missing") ||
-            has(d, "phys_state") || has(d, "active ports")) {
+        if (has(d, "operstate") || has(d, "down") || has(d, "missing") || has(d, "phys_state") ||
+            has(d, "active ports")) {
             return FindingClass::link_down;
         }
         if (has(d, "mtu") || has(d, "link_layer")) {
@@ -197,8 +197,7 @@ std::string figures_for(const NodeReport& node, std::string_view run_id) {
     return sanitize_reason(text, run, k_max_comment_bytes);
 }
 
-std::string sanitize_reason(std::string_view text, std::string_view suffix,
-                            std::size_t max_bytes) {
+std::string sanitize_reason(std::string_view text, std::string_view suffix, std::size_t max_bytes) {
     std::string body = one_line(text);
     if (!starts(body, k_reason_prefix)) {
         body = std::string(k_reason_prefix) + (body.empty() ? "" : " ") + body;

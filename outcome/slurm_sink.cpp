@@ -90,8 +90,8 @@ std::vector<SlurmNodeInfo> parse_scontrol_nodes(std::string_view text) {
             return v;
         };
         if (r != std::string_view::npos) {
-            std::string_view reason =
-                free_text(r, 8, c != std::string_view::npos ? c : (x > r ? x : std::string_view::npos));
+            std::string_view reason = free_text(
+                r, 8, c != std::string_view::npos ? c : (x > r ? x : std::string_view::npos));
             if (!reason.empty() && reason.back() == ']') {
                 std::size_t open = reason.rfind(" [");
                 if (open != std::string_view::npos &&

@@ -26,9 +26,9 @@ namespace preflight::outcome {
 
 struct SlurmNodeInfo {
     std::string name;
-    std::string addr;    // NodeAddr
-    std::string state;   // e.g. "IDLE+DRAIN", "ALLOCATED", "DOWN+NOT_RESPONDING"
-    std::string reason;  // without Slurm's " [user@time]" suffix; empty when none
+    std::string addr;                     // NodeAddr
+    std::string state;                    // e.g. "IDLE+DRAIN", "ALLOCATED", "DOWN+NOT_RESPONDING"
+    std::string reason;                   // without Slurm's " [user@time]" suffix; empty when none
     std::string comment;                  // Comment=, empty when none
     std::vector<std::string> partitions;  // Partitions=, comma-separated
     bool has_flag(std::string_view flag) const;  // "DRAIN", "NOT_RESPONDING", ...

@@ -77,9 +77,10 @@ std::function<void(const RunReport&, Action&)> make_action_sink(const core::Kube
         // repeated runs must not taint a little more each time.
         auto listed = state->client->get("/api/v1/nodes", Access{"list", "nodes", "", ""});
         if (!listed) {
-            action.error = "kubernetes: circuit breaker: cannot count the nodes tainted by "
-                           "preflight: " +
-                           listed.error().message;
+            action.error =
+                "kubernetes: circuit breaker: cannot count the nodes tainted by "
+                "preflight: " +
+                listed.error().message;
             return;
         }
         const MarkCount count = k8s_mark_count(*listed, action.node);

@@ -497,8 +497,8 @@ TEST_F(K8sApiServer, AForeignTaintWithOurKeyIsNeitherReplacedNorRemovedOursIsRem
 
     json n3 = kubectl_json({"get", "node", "n3"});
     EXPECT_EQ(taint_of(n3, "preflight.dev/degraded")["value"], "manual") << n3.dump(2);
-    EXPECT_FALSE(n3["metadata"].value("annotations", json::object())
-                     .contains("preflight.dev/owned-taints"))
+    EXPECT_FALSE(
+        n3["metadata"].value("annotations", json::object()).contains("preflight.dev/owned-taints"))
         << n3.dump(2);
     EXPECT_FALSE(n3["metadata"].value("labels", json::object()).contains("preflight.dev/status"));
 

@@ -130,9 +130,8 @@ TEST_F(SlurmBed, RunDrainsExactlyTheDegradedNodeAndOnlyWithApply) {
     EXPECT_EQ(bed->state("node03"), "IDLE+DRAIN");
     EXPECT_EQ(bed->reason("node03"), "preflight: busbw low");
     const std::string figures = comment(*bed, "node03");
-    EXPECT_EQ(figures.rfind("preflight: check=collective.gloo_allreduce metric=busbw_gbps value=",
-                            0),
-              0u)
+    EXPECT_EQ(
+        figures.rfind("preflight: check=collective.gloo_allreduce metric=busbw_gbps value=", 0), 0u)
         << figures;
     EXPECT_NE(figures.find(" threshold="), std::string::npos) << figures;
     EXPECT_NE(figures.find(" median="), std::string::npos) << figures;
@@ -332,20 +331,21 @@ TEST_F(SlurmBed, PrologOnErrorAllowsByDefaultBlocksWhenAskedAndStopsTheHungProgr
 TEST_F(SlurmBed, PrologLeavesAnOperatorsDrainAloneAndItsBreakerRefusesPastTheCap) {
     auto bed = up({5, {}, false});
     ASSERT_TRUE(bed->error().empty());
-    bed->write("lo.yaml", "checks: [link.netdev]\nparams:\n  link.netdev: {interfaces: [lo], "
-                          "expect_mtu: 1500}\n");
+    bed->write("lo.yaml",
+               "checks: [link.netdev]\nparams:\n  link.netdev: {interfaces: [lo], "
+               "expect_mtu: 1500}\n");
     auto agent = [&](const std::string& node, std::vector<std::string> extra = {}) {
-        std::vector<std::string> argv = {k_agent,    "--standalone", "--node",  node,
-                                         "--config", bed->base() + "/lo.yaml",
-                                         "--drain",  "--outcome",
-                                         bed->base() + "/outcome-" + node + ".json"};
+        std::vector<std::string> argv = {
+            k_agent,   "--standalone", "--node",
+            node,      "--config",     bed->base() + "/lo.yaml",
+            "--drain", "--outcome",    bed->base() + "/outcome-" + node + ".json"};
         argv.insert(argv.end(), extra.begin(), extra.end());
         return bed->head(argv, 60);
     };
-    ASSERT_EQ(bed->head({"scontrol", "update", "NodeName=node02", "State=DRAIN",
-                         "Reason=RMA 1234 (ops)"})
-                  .exit_code,
-              0);
+    ASSERT_EQ(
+        bed->head({"scontrol", "update", "NodeName=node02", "State=DRAIN", "Reason=RMA 1234 (ops)"})
+            .exit_code,
+        0);
 
     auto left = agent("node02");
     EXPECT_EQ(left.exit_code, 1) << left.output;

@@ -93,7 +93,8 @@ TEST(PrologDrain, AnOperatorsDrainKeepsItsReason) {
 }
 
 TEST(PrologDrain, BreakerRefusesWithTheConfigsCapsAndTheFlagsOverrideThem) {
-    // node01 and node03 are drained by us (one by an older version); node04 would be the third of 4.
+    // node01 and node03 are drained by us (one by an older version); node04 would be the third
+    // of 4.
     const std::string listing = fixture("show_node_o_owned_foreign_old.txt") + idle("node04");
     StandaloneOptions options;
     core::ActionsConfig actions;  // max_action_fraction 0.10, min_actions 1: one of 4

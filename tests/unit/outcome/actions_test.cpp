@@ -222,12 +222,11 @@ TEST(Plan, SlurmArgvExact) {
     EXPECT_EQ(a.node, "node0");
     // A fixed reason (sinfo -R groups it); the figures in the node's Comment.
     EXPECT_EQ(a.reason, "preflight: busbw low");
-    EXPECT_EQ(a.argv,
-              (std::vector<std::string>{
-                  "/usr/bin/scontrol", "update", "NodeName=node0", "State=DRAIN",
-                  "Reason=preflight: busbw low",
-                  "Comment=preflight: check=collective.gloo_allreduce metric=busbw_gbps "
-                  "value=8.12 threshold=18.0 median=20.0 run=r42"}));
+    EXPECT_EQ(a.argv, (std::vector<std::string>{
+                          "/usr/bin/scontrol", "update", "NodeName=node0", "State=DRAIN",
+                          "Reason=preflight: busbw low",
+                          "Comment=preflight: check=collective.gloo_allreduce metric=busbw_gbps "
+                          "value=8.12 threshold=18.0 median=20.0 run=r42"}));
     EXPECT_FALSE(a.applied);
     EXPECT_TRUE(a.error.empty());
     EXPECT_FALSE(r.breaker.tripped);

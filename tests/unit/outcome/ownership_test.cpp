@@ -57,7 +57,8 @@ class SavedScontrol final : public core::CommandRunner {
 
 // A fourth, idle node in the same partition, written like the saved lines.
 const std::string k_idle_node04 =
-    "NodeName=node04 Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=1 CPUTot=1 NodeAddr=127.0.0.1 "
+    "NodeName=node04 Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=1 CPUTot=1 "
+    "NodeAddr=127.0.0.1 "
     "State=IDLE ThreadsPerCore=1 Partitions=batch  CfgTRES=cpu=1,mem=1000M,billing=1\n";
 
 TEST(SlurmParse, ReasonCommentAndExtraOfTheInstalledSlurm) {
@@ -229,7 +230,8 @@ TEST(K8sOwnership, OurRecordedTaintIsReplacedAndCounted) {
     EXPECT_TRUE(k8s::taint_owned(k8s_node("gpu1", ours, owned), "preflight.dev/degraded"));
     k8s::NodeChange change;
     change.node = "gpu1";
-    change.set_taint = k8s::Taint{"preflight.dev/degraded", "collective.gloo_allreduce", "NoSchedule"};
+    change.set_taint =
+        k8s::Taint{"preflight.dev/degraded", "collective.gloo_allreduce", "NoSchedule"};
     auto patch = k8s::node_patch_for(k8s_node("gpu1", ours, owned), change);
     ASSERT_TRUE(patch) << patch.error().message;
     EXPECT_EQ(patch->at("spec").at("taints")[0].at("value"), "collective.gloo_allreduce");

@@ -41,19 +41,20 @@ TEST(ClassifyFinding, EachCheckFailureKindHasItsClass) {
     // infiniband.cpp, pcie.cpp, roce.cpp, peermem.cpp, collective/*, gpu/inventory.cpp).
     EXPECT_EQ(classify_finding("link.netdev", Verdict::fail, "eth0: operstate down"),
               FindingClass::link_down);
-    EXPECT_EQ(classify_finding("link.netdev", Verdict::fail, "eth1: missing (no /sys/class/net/eth1)"),
-              FindingClass::link_down);
+    EXPECT_EQ(
+        classify_finding("link.netdev", Verdict::fail, "eth1: missing (no /sys/class/net/eth1)"),
+        FindingClass::link_down);
     EXPECT_EQ(classify_finding("link.infiniband", Verdict::fail,
                                "mlx5_0/1: state 1: DOWN, phys_state 3: Disabled"),
               FindingClass::link_down);
     EXPECT_EQ(classify_finding("link.infiniband", Verdict::fail, "active ports 1, expected 2"),
               FindingClass::link_down);
-    EXPECT_EQ(classify_finding("link.netdev", Verdict::fail,
-                               "eth0: speed 100000 Mb/s < expected 400000"),
-              FindingClass::link_degraded);
-    EXPECT_EQ(classify_finding("link.pcie", Verdict::fail,
-                               "0000:1b:00.0 (NIC): width x8, expected x16"),
-              FindingClass::link_degraded);
+    EXPECT_EQ(
+        classify_finding("link.netdev", Verdict::fail, "eth0: speed 100000 Mb/s < expected 400000"),
+        FindingClass::link_degraded);
+    EXPECT_EQ(
+        classify_finding("link.pcie", Verdict::fail, "0000:1b:00.0 (NIC): width x8, expected x16"),
+        FindingClass::link_degraded);
     EXPECT_EQ(classify_finding("link.netdev", Verdict::fail, "eth0: mtu 1500 != expected 9000"),
               FindingClass::config_mismatch);
     EXPECT_EQ(classify_finding("link.roce", Verdict::fail, "mlx5_0: roce_np prio 3 disabled"),
@@ -63,9 +64,9 @@ TEST(ClassifyFinding, EachCheckFailureKindHasItsClass) {
     EXPECT_EQ(classify_finding("collective.nccl_allreduce", Verdict::fail,
                                "data check failed: 12 wrong elements over all ranks"),
               FindingClass::data_corruption);
-    EXPECT_EQ(classify_finding("collective.gloo_allreduce", Verdict::fail,
-                               "data check failed on rank 3"),
-              FindingClass::data_corruption);
+    EXPECT_EQ(
+        classify_finding("collective.gloo_allreduce", Verdict::fail, "data check failed on rank 3"),
+        FindingClass::data_corruption);
     EXPECT_EQ(classify_finding("gpu.inventory", Verdict::fail, "7 GPU(s), expected 8"),
               FindingClass::gpu_mismatch);
     EXPECT_EQ(classify_finding("collective.gloo_allreduce", Verdict::pass, "", "busbw_gbps"),
@@ -74,8 +75,9 @@ TEST(ClassifyFinding, EachCheckFailureKindHasItsClass) {
               FindingClass::link_degraded);
     EXPECT_EQ(classify_finding("exec.nccl_tests", Verdict::fail, "all_reduce_perf exit 1: ..."),
               FindingClass::check_failed);
-    EXPECT_EQ(classify_finding("link.netdev", Verdict::error, "not finished within the 20 s budget"),
-              FindingClass::check_error);
+    EXPECT_EQ(
+        classify_finding("link.netdev", Verdict::error, "not finished within the 20 s budget"),
+        FindingClass::check_error);
 }
 
 TEST(ClassifyNode, NoFailingCheckIsAnErrorOrAGenericFailure) {
@@ -106,8 +108,9 @@ TEST(Ownership, ReasonsOfOlderVersionsAreStillOurs) {
     // Reasons as earlier versions wrote them, with figures and run ids.
     EXPECT_TRUE(reason_is_ours(
         "preflight: collective.gloo_allreduce busbw_gbps 2.1 < 90% of median 4 (run r7)"));
-    EXPECT_TRUE(reason_is_ours("preflight: prolog link.netdev eth0: mtu 1500 != expected 9000 "
-                               "(job 12)"));
+    EXPECT_TRUE(
+        reason_is_ours("preflight: prolog link.netdev eth0: mtu 1500 != expected 9000 "
+                       "(job 12)"));
     EXPECT_TRUE(reason_is_ours("preflight: uncertified: error (run r3)"));
     EXPECT_FALSE(reason_is_ours("bad dimm ticket 123"));
     EXPECT_FALSE(reason_is_ours("Prolog error"));
