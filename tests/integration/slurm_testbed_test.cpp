@@ -323,21 +323,21 @@ TEST_F(SlurmBed, PrologOnErrorAllowsByDefaultBlocksWhenAskedAndStopsTheHungProgr
 }
 
 // The prolog's agent against the real scontrol (run as the prolog runs it, here in the head
-// namespace where Slurm's clients reach slurmctld; a link.netdev check on `lo` that fails on any
-// host): an operator's drain is left alone with its reason; a failing node is drained with the
-// fixed reason and the figures in Comment; with one node of five drained by us, the breaker
-// (0.10, at least 1) refuses the next drain with exit 3, and slurm/prolog.sh then exits 0 so that
-// Slurm does not drain the node itself; --force drains it and says so.
+// namespace where Slurm's clients reach slurmctld; a link.netdev check expecting MTU 9000 that
+// fails on every host): an operator's drain is left alone with its reason; a failing node is
+// drained with the fixed reason and the figures in Comment; with one node of five drained by us,
+// the breaker (0.10, at least 1) refuses the next drain with exit 3, and slurm/prolog.sh then exits
+// 0 so that Slurm does not drain the node itself; --force drains it and says so.
 TEST_F(SlurmBed, PrologLeavesAnOperatorsDrainAloneAndItsBreakerRefusesPastTheCap) {
     auto bed = up({5, {}, false});
     ASSERT_TRUE(bed->error().empty());
-    bed->write("lo.yaml",
-               "checks: [link.netdev]\nparams:\n  link.netdev: {interfaces: [lo], "
-               "expect_mtu: 1500}\n");
+    bed->write("mtu9000.yaml",
+               "checks: [link.netdev]\nparams:\n  link.netdev: {interfaces: [eth0], "
+               "expect_mtu: 9000}\n");
     auto agent = [&](const std::string& node, std::vector<std::string> extra = {}) {
         std::vector<std::string> argv = {
             k_agent,   "--standalone", "--node",
-            node,      "--config",     bed->base() + "/lo.yaml",
+            node,      "--config",     bed->base() + "/mtu9000.yaml",
             "--drain", "--outcome",    bed->base() + "/outcome-" + node + ".json"};
         argv.insert(argv.end(), extra.begin(), extra.end());
         return bed->head(argv, 60);
@@ -359,7 +359,7 @@ TEST_F(SlurmBed, PrologLeavesAnOperatorsDrainAloneAndItsBreakerRefusesPastTheCap
     EXPECT_EQ(drained.exit_code, 1) << drained.output;
     EXPECT_EQ(bed->state("node01"), "IDLE+DRAIN");
     EXPECT_EQ(bed->reason("node01"), "preflight: config mismatch");
-    EXPECT_NE(comment(*bed, "node01").find("lo: mtu 65536 != expected 1500"), std::string::npos)
+    EXPECT_NE(comment(*bed, "node01").find("eth0: mtu 1500 != expected 9000"), std::string::npos)
         << bed->scontrol_show_node("node01");
     const std::string sinfo = bed->head({"sinfo", "-R", "-h", "-o", "%E|%N"}).output;
     EXPECT_NE(sinfo.find("preflight: config mismatch|node01\n"), std::string::npos) << sinfo;
@@ -378,7 +378,7 @@ TEST_F(SlurmBed, PrologLeavesAnOperatorsDrainAloneAndItsBreakerRefusesPastTheCap
 
     // Through slurm/prolog.sh: the refusal is logged and the job is allowed (exit 0).
     bed->write("prolog.env", "PREFLIGHT_AGENT=" + k_agent + "\nPREFLIGHT_CONFIG=" + bed->base() +
-                                 "/lo.yaml\nPREFLIGHT_LOG_DIR=" + bed->base() + "/prolog\n");
+                                 "/mtu9000.yaml\nPREFLIGHT_LOG_DIR=" + bed->base() + "/prolog\n");
     auto prolog = bed->head({"env", "SLURMD_NODENAME=node04", "SLURM_JOB_ID=77",
                              "PREFLIGHT_PROLOG_ENV=" + bed->base() + "/prolog.env", "bash",
                              std::string(PREFLIGHT_SOURCE_DIR) + "/slurm/prolog.sh"},
