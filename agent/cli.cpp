@@ -46,10 +46,20 @@ int agent_main(int argc, char** argv) {
     app.add_option("--outcome", standalone.outcome_path, "standalone: write the outcome JSON here");
     app.add_flag("--drain", standalone.drain, "standalone: on failure drain this node (scontrol)");
     app.add_option("--scontrol", standalone.scontrol, "standalone: scontrol path");
+    app.add_option("--max-action-fraction", standalone.max_action_fraction,
+                   "standalone --drain: circuit breaker, share of the partition that may be "
+                   "drained by preflight (default: the config's actions.max_action_fraction)")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--max-actions", standalone.max_actions,
+                   "standalone --drain: circuit breaker, absolute cap on nodes drained by "
+                   "preflight (default: the config's actions.max_actions; 0: none)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_flag("--force", standalone.force,
+                 "standalone --drain: drain even when the circuit breaker refuses (logged)");
     std::string on_error = "allow";  // Kubernetes init-container gate options (docs/kubernetes.md)
     app.add_option("--on-error", on_error,
-                   "standalone: a check that errors or overruns the budget: allow (exit 0) or "
-                   "block (exit 3)")
+                   "standalone: a check that errors, overruns the budget or only warns: allow "
+                   "(exit 0) or block (exit 4 for errors, 5 for warnings)")
         ->check(CLI::IsMember({"allow", "block"}))
         ->capture_default_str();
     app.add_option("--termination-log", standalone.termination_log,

@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/atomic_file.hpp"
+#include "core/exit_code.hpp"
 #include "core/judge.hpp"
 #include "core/process.hpp"
 #include "outcome/actions.hpp"
@@ -48,9 +49,6 @@ core::RunConfig prolog_config(const StandaloneOptions& options) {
     return core::parse_config("checks: [link.netdev]\n", "<prolog defaults>", catalog);
 }
 
-// Kubernetes keeps at most 4096 bytes of a termination message.
-constexpr std::size_t k_termination_message_max = 4096;
-
 // The kubelet bind-mounts this file into the container: write it in place (a rename would fail).
 void write_termination_log(const std::string& path, const std::string& text) {
     if (path.empty()) {
@@ -66,164 +64,46 @@ void write_termination_log(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-int standalone_exit_code(core::Verdict verdict, OnError on_error) {
-    switch (verdict) {
-        case core::Verdict::fail:
-            return 1;
-        case core::Verdict::error:
-            return on_error == OnError::block ? 3 : 0;
-        default:
-            return 0;
+outcome::DrainOutcome drain_for_prolog(StandaloneOutcome& outcome, const std::string& node,
+                                       const std::string& run, const StandaloneOptions& options,
+                                       const core::ActionsConfig& actions,
+                                       core::CommandRunner& runner) {
+    if (outcome.drain_reason.empty()) {
+        outcome.drain_reason = std::string(outcome::fixed_reason(outcome.finding));
     }
-}
-
-std::string termination_message(const std::string& node, const StandaloneOutcome& outcome,
-                                int exit_code) {
-    std::string text = fmt::format("preflight {}: {} (exit {})", node,
-                                   core::to_string(outcome.verdict), exit_code);
-    if (outcome.verdict == core::Verdict::error) {
-        text += exit_code == 0 ? ": could not judge, start allowed (--on-error=allow)"
-                               : ": could not judge, start blocked (--on-error=block)";
+    outcome::BreakerPolicy policy = outcome::breaker_policy(actions, options.force);
+    if (options.max_action_fraction) {
+        policy.max_fraction = *options.max_action_fraction;
     }
-    text += "\n";
-    for (const auto& r : outcome.reasons) {
-        text += r + "\n";
+    if (options.max_actions) {
+        policy.max_actions = *options.max_actions;
     }
-    if (text.size() > k_termination_message_max) {
-        const std::string cut = "...\n";
-        text.resize(k_termination_message_max - cut.size());
-        text += cut;
+    outcome::Action action;
+    action.node = node;
+    action.kind = "drain";
+    action.sink = "slurm";
+    action.reason = outcome.drain_reason;
+    action.argv = outcome::slurm_drain_argv(options.scontrol, node, outcome.drain_reason,
+                                            outcome.drain_comment);
+    const outcome::SlurmClient client{runner, options.scontrol, std::chrono::seconds(10)};
+    const auto result = outcome::apply_slurm_drain(action, client, policy);
+    switch (result) {
+        case outcome::DrainOutcome::drained:
+            outcome.drain_outcome = "drained";
+            break;
+        case outcome::DrainOutcome::left_alone:
+            outcome.drain_outcome = "left_alone";
+            break;
+        case outcome::DrainOutcome::refused:
+            outcome.drain_outcome = "refused";
+            break;
+        case outcome::DrainOutcome::failed:
+            outcome.drain_outcome = "failed";
+            break;
     }
-    return text;
-}
-
-nlohmann::json StandaloneOutcome::to_json(const std::string& node) const {
-    nlohmann::json checks = nlohmann::json::array();
-    for (const auto& r : results) {
-        checks.push_back(r);
-    }
-    return {{"node", node},
-            {"profile", "prolog"},
-            {"verdict", std::string(core::to_string(verdict))},
-            {"reasons", reasons},
-            {"drain_reason", drain_reason},
-            {"drain_error", drain_error},
-            {"seconds", seconds},
-            {"checks", checks}};
-}
-
-void judge_standalone(StandaloneOutcome& outcome, const core::EvaluationConfig& eval,
-                      const std::map<std::string, std::map<std::string, double>>& baseline_metrics,
-                      const std::string& baseline_run) {
-    core::Verdict overall = core::Verdict::pass;
-    for (auto& r : outcome.results) {
-        // Floors and the baseline apply to metrics the config names in evaluation.floors: those
-        // are the "higher is better" figures. Missing data for a named metric is never a pass.
-        if (auto f = eval.floors.find(r.check);
-            f != eval.floors.end() &&
-            (r.verdict == core::Verdict::pass || r.verdict == core::Verdict::warn)) {
-            for (const auto& [metric, floor] : f->second) {
-                auto m = r.metrics.find(metric);
-                if (m == r.metrics.end()) {
-                    r.verdict = core::Verdict::error;
-                    outcome.reasons.push_back(fmt::format("{}: no {} measured", r.check, metric));
-                    continue;
-                }
-                std::optional<double> baseline;
-                if (auto b = baseline_metrics.find(r.check); b != baseline_metrics.end()) {
-                    if (auto bm = b->second.find(metric); bm != b->second.end()) {
-                        baseline = bm->second;
-                    }
-                }
-                core::JudgePolicy policy;
-                policy.threshold_fraction = eval.threshold_fraction;
-                policy.floor = floor;
-                auto j = core::judge_against_baseline(metric, m->second, baseline, policy);
-                if (j.verdict != core::Verdict::fail) {
-                    continue;
-                }
-                r.verdict = core::Verdict::fail;
-                if (j.reference.basis == "baseline") {
-                    outcome.reasons.push_back(
-                        fmt::format("{} {} {} < {}% of baseline {} (run {})", r.check, metric,
-                                    outcome::format_significant(m->second),
-                                    outcome::format_significant(eval.threshold_fraction * 100.0),
-                                    outcome::format_significant(*baseline), baseline_run));
-                } else {
-                    outcome.reasons.push_back(fmt::format("{} {} {} < floor {}", r.check, metric,
-                                                          outcome::format_significant(m->second),
-                                                          outcome::format_significant(floor)));
-                }
-            }
-        }
-        if (r.verdict == core::Verdict::fail || r.verdict == core::Verdict::error) {
-            const std::string why = fmt::format(
-                "{} {}", r.check, r.detail.empty() ? core::to_string(r.verdict) : r.detail);
-            bool named = false;
-            for (const auto& reason : outcome.reasons) {
-                named = named || reason.rfind(r.check + " ", 0) == 0 ||
-                        reason.rfind(r.check + ":", 0) == 0;
-            }
-            if (!named) {
-                outcome.reasons.push_back(why);
-            }
-        }
-        if (r.verdict != core::Verdict::skip) {
-            overall = core::worst(overall, r.verdict);
-        }
-    }
-    if (outcome.results.empty()) {
-        overall = core::Verdict::error;
-        outcome.reasons.push_back("no node-local check configured");
-    }
-    outcome.verdict = overall;
-}
-
-core::Result<std::map<std::string, std::map<std::string, double>>> load_baseline(
-    const std::string& path, const std::string& node, std::string* run_id) {
-    std::ifstream in(path);
-    if (!in) {
-        return core::Error{"cannot open baseline " + path};
-    }
-    nlohmann::json report;
-    try {
-        report = nlohmann::json::parse(in);
-    } catch (const std::exception& e) {
-        return core::Error{"baseline " + path + ": " + e.what()};
-    }
-    std::map<std::string, std::map<std::string, double>> out;
-    if (run_id != nullptr) {
-        *run_id = report.value("run_id", std::string());
-    }
-    auto nodes = report.find("nodes");
-    if (nodes == report.end() || !nodes->is_array()) {
-        return core::Error{"baseline " + path + ": no nodes[] (not a preflight report.json)"};
-    }
-    for (const auto& n : *nodes) {
-        if (!n.is_object() || n.value("name", std::string()) != node) {
-            continue;
-        }
-        // Only figures the last run judged good are a baseline; a failed node's are not.
-        if (n.value("verdict", std::string()) != "pass") {
-            return out;
-        }
-        auto checks = n.find("checks");
-        if (checks == n.end() || !checks->is_object()) {
-            return out;
-        }
-        for (const auto& [check, c] : checks->items()) {
-            auto metrics = c.find("metrics");
-            if (metrics == c.end() || !metrics->is_object()) {
-                continue;
-            }
-            for (const auto& [metric, value] : metrics->items()) {
-                if (value.is_number()) {
-                    out[check][metric] = value.get<double>();
-                }
-            }
-        }
-    }
-    return out;
+    outcome.drain_error = action.error;
+    spdlog::debug("prolog {} ({}): {}", node, run, outcome.drain_outcome);
+    return result;
 }
 
 int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner) {
@@ -325,31 +205,28 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
     }
     judge_standalone(outcome, cfg.evaluation, baseline, baseline_run);
 
-    const int rc = standalone_exit_code(outcome.verdict, options.on_error);
+    int rc = standalone_exit_code(outcome.verdict, options.on_error);
     // A failed check drains. A check that could not judge drains only when the operator chose
     // --on-error block: the start is refused then, and Slurm would drain the node for the failed
-    // prolog anyway, with "Prolog error" and no cause; our reason says which check and why.
+    // prolog anyway, with "Prolog error" and no cause; our reason says what kind of finding.
     const bool blocked = outcome.verdict == core::Verdict::error && rc != 0;
     if (outcome.verdict == core::Verdict::fail || blocked) {
+        if (blocked) {
+            outcome.finding = outcome::FindingClass::check_error;
+        }
+        const char* job = std::getenv("SLURM_JOB_ID");
+        const std::string run =
+            options.run_id.empty() ? (job ? std::string("job ") + job : "prolog") : options.run_id;
+        outcome.drain_reason = std::string(outcome::fixed_reason(outcome.finding));
         std::string text;
         for (const auto& r : outcome.reasons) {
             text += (text.empty() ? "" : "; ") + r;
         }
-        const char* job = std::getenv("SLURM_JOB_ID");
-        std::string run =
-            options.run_id.empty() ? (job ? std::string("job ") + job : "prolog") : options.run_id;
-        outcome.drain_reason = outcome::sanitize_reason(
-            (blocked ? "prolog could not judge: " : "prolog ") + text, "(" + run + ")");
-        if (options.drain) {
-            core::ProcessOptions po;
-            po.timeout = std::chrono::seconds(10);
-            auto res = runner.run(
-                outcome::slurm_drain_argv(options.scontrol, node, outcome.drain_reason), po);
-            if (!res) {
-                outcome.drain_error = res.error().message;
-            } else if (!res->ok()) {
-                outcome.drain_error = res->describe() + ": " + res->output;
-            }
+        outcome.drain_comment =
+            outcome::sanitize_reason(text, "run=" + run, outcome::k_max_comment_bytes);
+        if (options.drain && drain_for_prolog(outcome, node, run, options, cfg.actions, runner) ==
+                                 outcome::DrainOutcome::refused) {
+            rc = core::to_int(core::ExitCode::breaker);
         }
     }
     outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -366,7 +243,8 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         std::fprintf(stderr, "  %s\n", r.c_str());
     }
     if (!outcome.drain_error.empty()) {
-        std::fprintf(stderr, "  draining failed: %s\n", outcome.drain_error.c_str());
+        std::fprintf(stderr, "  not drained (%s): %s\n", outcome.drain_outcome.c_str(),
+                     outcome.drain_error.c_str());
     }
     if (outcome.verdict == core::Verdict::error) {
         std::fprintf(stderr, "  could not judge: exit %d (--on-error=%s)\n", rc,

@@ -3,10 +3,14 @@
 // node-scope checks of a run configuration (e.g. a manifests/skus file) within a time budget,
 // judges each metric named in `evaluation.floors` against its absolute floor and, when a baseline
 // report is given, against threshold_fraction x this node's value in the last controller run. On
-// failure it can drain the node itself with a "preflight:" reason (so `scontrol show node` shows
-// why, not just "Prolog error") and writes the outcome as JSON.
+// failure it can drain the node itself (so `scontrol show node` shows why, not just "Prolog
+// error") through the controller's own drain path (outcome::apply_slurm_drain): a fixed
+// "preflight: <class>" reason with the figures in the node's Comment; a node someone else marked is
+// left alone; and the circuit breaker of the configuration's `actions` section refuses when too
+// many nodes of the partition are drained by preflight already. It writes the outcome as JSON.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,12 +19,14 @@
 #include "core/config.hpp"
 #include "core/model.hpp"
 #include "core/process.hpp"
+#include "outcome/reasons.hpp"
+#include "outcome/slurm_sink.hpp"
 
 namespace preflight::agent {
 
 // What a check that errors or overruns the budget (verdict `error`: could not judge) does to the
 // exit code. allow (default, as the Slurm prolog): exit 0, so a hung check never blocks a healthy
-// node; block: exit 3, so an init container refuses to start the workload.
+// node; block: exit 4 (inconclusive), so an init container refuses to start the workload.
 enum class OnError { allow, block };
 
 struct StandaloneOptions {
@@ -35,7 +41,11 @@ struct StandaloneOptions {
     // State=DRAIN Reason=...
     bool drain = false;
     std::string scontrol = "scontrol";
-    std::string run_id;  // names this prolog run in the reason; default: $SLURM_JOB_ID
+    std::string run_id;  // names this prolog run in the Comment; default: job $SLURM_JOB_ID
+    // The circuit breaker (the run configuration's actions section; these override it).
+    std::optional<double> max_action_fraction;
+    std::optional<int> max_actions;
+    bool force = false;  // drain even when the breaker refuses (logged as overridden)
     OnError on_error = OnError::allow;
     // Also write a short outcome here, overwritten in place (Kubernetes: the container's
     // terminationMessagePath, /dev/termination-log, which `kubectl describe pod` shows). Empty:
@@ -47,8 +57,12 @@ struct StandaloneOutcome {
     core::Verdict verdict = core::Verdict::error;  // worst over checks (skip alone is pass)
     std::vector<core::CheckResult> results;
     std::vector<std::string> reasons;  // why it failed / could not judge, one per finding
-    std::string drain_reason;          // the reason given to scontrol (fail, or blocked error)
-    std::string drain_error;           // scontrol's complaint, when draining failed
+    // The class of the first failing finding (check_error when none failed).
+    outcome::FindingClass finding = outcome::FindingClass::check_error;
+    std::string drain_reason;   // the fixed reason given to scontrol (fail, or blocked error)
+    std::string drain_comment;  // the figures, for the node's Comment
+    std::string drain_outcome;  // "drained", "left_alone", "refused" (breaker), "failed"; "" none
+    std::string drain_error;    // why not drained: someone else's mark, the breaker, scontrol
     double seconds = 0.0;
     nlohmann::json to_json(const std::string& node) const;
 };
@@ -64,7 +78,7 @@ void judge_standalone(StandaloneOutcome& outcome, const core::EvaluationConfig& 
 core::Result<std::map<std::string, std::map<std::string, double>>> load_baseline(
     const std::string& path, const std::string& node, std::string* run_id);
 
-// Exit code for a verdict: 0 pass/warn/skip, 1 fail, for error 0 (allow) or 3 (block).
+// Exit code for a verdict: 0 pass/warn/skip, 1 fail, for error 0 (allow) or 4 (block).
 int standalone_exit_code(core::Verdict verdict, OnError on_error);
 
 // The termination message: "preflight <node>: <verdict>" and one line per reason, cut to the
@@ -72,9 +86,18 @@ int standalone_exit_code(core::Verdict verdict, OnError on_error);
 std::string termination_message(const std::string& node, const StandaloneOutcome& outcome,
                                 int exit_code);
 
-// Runs the profile. Exit code: 0 pass (or could not judge, unless on_error is block: a hung or
-// crashed check never drains a node), 1 fail (and drained when asked), 2 usage/config error,
-// 3 could not judge with on_error block.
+// Drains `node` for a failed (or blocked) prolog through outcome::apply_slurm_drain with the fixed
+// reason of outcome.finding and the figures as Comment; sets drain_* in outcome. The policy is the
+// run configuration's breaker with the options' overrides.
+outcome::DrainOutcome drain_for_prolog(StandaloneOutcome& outcome, const std::string& node,
+                                       const std::string& run, const StandaloneOptions& options,
+                                       const core::ActionsConfig& actions,
+                                       core::CommandRunner& runner);
+
+// Runs the profile. Exit code (core::ExitCode): 0 pass (or could not judge, unless on_error is
+// block: a hung or crashed check never drains a node), 1 fail (and drained when asked, or left
+// alone when someone else marked the node), 2 usage/config error, 3 the circuit breaker refused to
+// drain, 4 could not judge with on_error block.
 int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner);
 
 }  // namespace preflight::agent

@@ -19,8 +19,9 @@ namespace {
 }  // namespace
 
 void parse_actions(const std::string& file, const YAML::Node& node, ActionsConfig& out) {
-    yaml::reject_unknown_keys(file, node, "actions",
-                              {"targets", "max_action_fraction", "min_actions", "scontrol"});
+    yaml::reject_unknown_keys(
+        file, node, "actions",
+        {"targets", "max_action_fraction", "min_actions", "max_actions", "scontrol"});
     if (auto n = yaml::get(file, node, "targets", "actions.targets")) {
         if (!n.IsSequence()) {
             yaml::fail(file, n, "'actions.targets' must be a list");
@@ -47,6 +48,12 @@ void parse_actions(const std::string& file, const YAML::Node& node, ActionsConfi
         out.min_actions = yaml::as_int(file, n, "actions.min_actions");
         if (out.min_actions < 0) {
             out_of_range(file, n, "actions.min_actions", ">= 0");
+        }
+    }
+    if (auto n = yaml::get(file, node, "max_actions", "actions.max_actions")) {
+        out.max_actions = yaml::as_int(file, n, "actions.max_actions");
+        if (out.max_actions < 0) {
+            out_of_range(file, n, "actions.max_actions", ">= 0 (0: no absolute cap)");
         }
     }
     if (auto n = yaml::get(file, node, "scontrol", "actions.scontrol")) {

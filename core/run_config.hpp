@@ -34,6 +34,7 @@ struct ActionsConfig {
     std::vector<std::string> targets = {"slurm"};  // planned representations: slurm, k8s
     double max_action_fraction = 0.10;  // circuit breaker: refuse when acting on more than this
     int min_actions = 1;                // ... but always allow this many (small cohorts)
+    int max_actions = 0;                // absolute cap over both; 0: none
     std::string scontrol = "scontrol";  // path of scontrol used by --apply
 };
 

@@ -13,13 +13,16 @@ namespace preflight::outcome {
 
 inline constexpr std::string_view k_taint_key = "preflight.dev/degraded";
 
-// {scontrol, "update", "NodeName=<node>", "State=DRAIN", "Reason=<reason>"}; the reason is
-// sanitized by the caller (sanitize_reason).
+// {scontrol, "update", "NodeName=<node>", "State=DRAIN", "Reason=<reason>"}, and
+// "Comment=<comment>" when a comment is given (the figures behind the reason; Slurm 22.05's
+// `scontrol update` documents a node Comment). Both are sanitized by the caller (reasons.hpp).
 std::vector<std::string> slurm_drain_argv(std::string_view scontrol, std::string_view node,
-                                          std::string_view reason);
+                                          std::string_view reason, std::string_view comment = {});
 
-// {scontrol, "update", "NodeName=<node>", "State=RESUME"}.
-std::vector<std::string> slurm_resume_argv(std::string_view scontrol, std::string_view node);
+// {scontrol, "update", "NodeName=<node>", "State=RESUME"}, and "Comment=" (clears it) when
+// clear_comment: the caller clears only a comment we wrote.
+std::vector<std::string> slurm_resume_argv(std::string_view scontrol, std::string_view node,
+                                           bool clear_comment = false);
 
 // A check name as a Kubernetes label value: [A-Za-z0-9._-], at most 63 characters, starting and
 // ending alphanumeric; "unknown" when nothing is left.

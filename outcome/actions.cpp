@@ -14,55 +14,6 @@ namespace preflight::outcome {
 
 namespace {
 
-constexpr std::string_view k_ellipsis = "\xE2\x80\xA6";  // U+2026, 3 bytes
-
-bool is_space(char c) {
-    return c == ' ';
-}
-
-// Collapses the spaces that sanitize_text left where newlines and tabs were, and trims both ends:
-// a reason is one line in `sinfo -R`, not a paragraph.
-std::string one_line(std::string_view text) {
-    const std::string clean = sanitize_text(text);
-    std::string out;
-    out.reserve(clean.size());
-    for (char c : clean) {
-        if (is_space(c) && (out.empty() || is_space(out.back()))) {
-            continue;
-        }
-        out += c;
-    }
-    while (!out.empty() && is_space(out.back())) {
-        out.pop_back();
-    }
-    return out;
-}
-
-// The longest prefix of valid UTF-8 text that fits in max_bytes without splitting a sequence.
-std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
-    if (text.size() <= max_bytes) {
-        return text;
-    }
-    std::size_t cut = max_bytes;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
-        --cut;
-    }
-    text = text.substr(0, cut);
-    while (!text.empty() && is_space(text.back())) {
-        text.remove_suffix(1);
-    }
-    return text;
-}
-
-// "90" rather than "90.0"; "87.5" kept.
-std::string format_percent(double pct) {
-    std::string s = fmt::format("{:.1f}", pct);
-    if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) {
-        s.resize(s.size() - 2);
-    }
-    return s;
-}
-
 const NodeCheck* first_failing_check(const NodeReport& node) {
     for (const auto& c : node.checks) {
         if (c.verdict == core::Verdict::fail) {
@@ -73,59 +24,6 @@ const NodeCheck* first_failing_check(const NodeReport& node) {
 }
 
 }  // namespace
-
-std::string sanitize_reason(std::string_view text, std::string_view suffix) {
-    std::string body = one_line(text);
-    if (body.compare(0, k_reason_prefix.size(), k_reason_prefix) != 0) {
-        body = std::string(k_reason_prefix) + (body.empty() ? "" : " ") + body;
-    }
-    std::string tail = one_line(suffix);
-    if (!tail.empty()) {
-        tail.insert(tail.begin(), ' ');
-    }
-    if (body.size() + tail.size() <= k_max_reason_bytes) {
-        return body + tail;
-    }
-    // Keep the run id when it is short enough: it is what ties a drained node back to its report.
-    if (tail.size() <= k_max_reason_bytes / 2) {
-        std::string out(utf8_prefix(body, k_max_reason_bytes - tail.size() - k_ellipsis.size()));
-        return out + std::string(k_ellipsis) + tail;
-    }
-    const std::string all = body + tail;
-    return std::string(utf8_prefix(all, k_max_reason_bytes - k_ellipsis.size())) +
-           std::string(k_ellipsis);
-}
-
-std::string reason_for(const NodeReport& node, const std::string& run_id) {
-    const std::string suffix = run_id.empty() ? std::string() : "(run " + run_id + ")";
-    const NodeCheck* failing = first_failing_check(node);
-    if (failing != nullptr && failing->median && failing->threshold && *failing->median != 0.0) {
-        auto metric = headline_metric(*failing);
-        // Under the floor it is a floor failure, worded by the evaluator below.
-        const bool under_floor = failing->floor && metric && metric->second < *failing->floor;
-        if (metric && metric->second < *failing->threshold && !under_floor) {
-            const double pct = *failing->threshold / *failing->median * 100.0;
-            return sanitize_reason(
-                fmt::format("{} {} {} {} < {}% of median {}", k_reason_prefix, failing->check,
-                            metric->first, format_significant(metric->second), format_percent(pct),
-                            format_significant(*failing->median)),
-                suffix);
-        }
-    }
-    // Not a median failure (a floor, a link down, a failed group): the evaluator's own words.
-    if (!node.reasons.empty()) {
-        return sanitize_reason(node.reasons.front(), suffix);
-    }
-    if (failing != nullptr) {
-        return sanitize_reason(
-            failing->check + " " +
-                (failing->detail.empty() ? std::string(core::to_string(failing->verdict))
-                                         : failing->detail),
-            suffix);
-    }
-    return sanitize_reason(std::string("node ") + std::string(core::to_string(node.verdict)),
-                           suffix);
-}
 
 void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
     report.actions.clear();
@@ -143,7 +41,8 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
             continue;  // a reference node is a partner, never a target
         }
         failed.insert(node.name);
-        const std::string reason = reason_for(node, report.run_id);
+        const std::string reason = reason_for(node);
+        const std::string figures = figures_for(node, report.run_id);
         const NodeCheck* failing = first_failing_check(node);
         for (const auto& target : targets) {
             Action a;
@@ -152,7 +51,7 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
             a.sink = target;
             if (target == "slurm") {
                 a.kind = "drain";
-                a.argv = slurm_drain_argv(cfg.scontrol, node.name, reason);
+                a.argv = slurm_drain_argv(cfg.scontrol, node.name, reason, figures);
             } else if (target == "k8s") {
                 a.kind = "taint";
                 a.patch = {{"spec",
@@ -172,29 +71,27 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
     // and draining half a cluster for that is worse than draining nothing.
     Breaker& b = report.breaker;
     b = Breaker{};
-    double fraction = cfg.max_action_fraction;
-    if (!std::isfinite(fraction) || fraction < 0.0) {
-        fraction = 0.0;
-    }
-    fraction = std::min(fraction, 1.0);
-    b.max_action_fraction = fraction;
+    const BreakerPolicy policy = breaker_policy(cfg);
+    b.max_action_fraction =
+        std::clamp(std::isfinite(policy.max_fraction) ? policy.max_fraction : 0.0, 0.0, 1.0);
+    // Reference nodes are partners, never targets: they do not count as candidates either.
     b.candidates = static_cast<int>(
         std::count_if(report.nodes.begin(), report.nodes.end(), [](const NodeReport& n) {
             return !n.reference;
         }));
-    b.planned = static_cast<int>(failed.size());
-    // The epsilon keeps e.g. 0.29 * 100 (28.999999999999996 in binary) from allowing only 28.
-    const int by_fraction =
-        static_cast<int>(std::floor(fraction * static_cast<double>(b.candidates) + 1e-9));
-    b.allowed = std::max(std::max(cfg.min_actions, 0), by_fraction);
+    // No target (a certification run, which decides itself): nothing is planned, nothing trips.
+    b.planned = targets.empty() ? 0 : static_cast<int>(failed.size());
+    b.allowed = allowed_actions(policy, b.candidates);
     b.tripped = b.planned > b.allowed;
     if (b.tripped) {
         const double pct = b.candidates > 0 ? 100.0 * b.planned / b.candidates : 0.0;
         b.message = fmt::format(
             "circuit breaker: {} of {} nodes ({:.1f} %) failed, more than the allowed {} "
-            "(max_action_fraction {:.2f}); no action taken \xE2\x80\x94 check the fabric or raise "
+            "(max_action_fraction {:.2f}{}); no action taken \xE2\x80\x94 check the fabric or "
+            "raise "
             "actions.max_action_fraction",
-            b.planned, b.candidates, pct, b.allowed, fraction);
+            b.planned, b.candidates, pct, b.allowed, b.max_action_fraction,
+            cfg.max_actions > 0 ? fmt::format(", max_actions {}", cfg.max_actions) : "");
         for (auto& a : report.actions) {
             a.applied = false;
             if (a.error.empty()) {
@@ -223,6 +120,12 @@ void force_past_breaker(RunReport& report) {
 int exit_code_for(const RunReport& report) {
     if (report.breaker.tripped && !report.breaker.forced) {
         return core::to_int(core::ExitCode::breaker);
+    }
+    // A drain or taint the cluster-wide breaker refused (nodes already taken out by preflight).
+    for (const auto& a : report.actions) {
+        if (!a.applied && a.error.rfind("circuit breaker:", 0) == 0) {
+            return core::to_int(core::ExitCode::breaker);
+        }
     }
     const VerdictTally counts = tally(report);
     if (counts.fail > 0) {

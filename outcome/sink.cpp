@@ -7,13 +7,15 @@
 
 namespace preflight::outcome {
 
-SlurmSink::SlurmSink(core::CommandRunner& runner, std::chrono::milliseconds timeout)
-    : m_runner(runner), m_timeout(timeout) {}
+SlurmSink::SlurmSink(core::CommandRunner& runner, std::chrono::milliseconds timeout,
+                     BreakerPolicy policy)
+    : m_runner(runner), m_timeout(timeout), m_policy(policy) {}
 
 void SlurmSink::apply(const RunReport& /*report*/, Action& action) {
     apply_slurm_drain(
         action,
-        SlurmClient{m_runner, action.argv.empty() ? "scontrol" : action.argv.front(), m_timeout});
+        SlurmClient{m_runner, action.argv.empty() ? "scontrol" : action.argv.front(), m_timeout},
+        m_policy);
 }
 
 K8sSink::K8sSink(K8sActionSink apply_one) : m_apply_one(std::move(apply_one)) {}
@@ -56,8 +58,9 @@ void apply_actions(RunReport& report, std::span<ActionSink* const> sinks) {
 }
 
 void apply_actions(RunReport& report, core::CommandRunner& runner,
-                   std::chrono::milliseconds timeout, const K8sActionSink& k8s_sink) {
-    SlurmSink slurm(runner, timeout);
+                   std::chrono::milliseconds timeout, const K8sActionSink& k8s_sink,
+                   const BreakerPolicy& policy) {
+    SlurmSink slurm(runner, timeout, policy);
     K8sSink k8s(k8s_sink);
     PlanOnlySink k8s_unconfigured("k8s", std::string(k_k8s_unavailable));
     ActionSink* const sinks[] = {&slurm, k8s_sink ? static_cast<ActionSink*>(&k8s)

@@ -12,6 +12,7 @@
 
 #include "core/config.hpp"
 #include "core/process.hpp"
+#include "outcome/breaker.hpp"
 #include "outcome/run_report.hpp"
 
 namespace preflight::outcome {
@@ -28,17 +29,20 @@ class ActionSink {
     virtual void apply(const RunReport& report, Action& action) = 0;
 };
 
-// Drains with the action's argv (its first element names scontrol), after checking the node's
-// current reason: an operator's drain is left alone (apply_slurm_drain).
+// Drains with the action's argv (its first element names scontrol) through apply_slurm_drain:
+// an operator's drain is left alone, and the circuit breaker counts the nodes already drained by
+// us in the node's partition before each drain.
 class SlurmSink final : public ActionSink {
   public:
-    SlurmSink(core::CommandRunner& runner, std::chrono::milliseconds timeout);
+    SlurmSink(core::CommandRunner& runner, std::chrono::milliseconds timeout,
+              BreakerPolicy policy = {});
     std::string_view name() const override { return "slurm"; }
     void apply(const RunReport& report, Action& action) override;
 
   private:
     core::CommandRunner& m_runner;
     std::chrono::milliseconds m_timeout;
+    BreakerPolicy m_policy;
 };
 
 // Carries out one k8s action (k8s::make_action_sink builds one from the cluster settings).
@@ -75,9 +79,10 @@ class PlanOnlySink final : public ActionSink {
 // breaker tripped, unless force_past_breaker overrode it. Actions already applied are left alone.
 void apply_actions(RunReport& report, std::span<ActionSink* const> sinks);
 
-// The usual set: SlurmSink with runner and timeout; K8sSink through k8s_sink, or without one a
-// PlanOnlySink("k8s", k_k8s_unavailable).
+// The usual set: SlurmSink with runner, timeout and the breaker policy; K8sSink through k8s_sink,
+// or without one a PlanOnlySink("k8s", k_k8s_unavailable).
 void apply_actions(RunReport& report, core::CommandRunner& runner,
-                   std::chrono::milliseconds timeout, const K8sActionSink& k8s_sink = {});
+                   std::chrono::milliseconds timeout, const K8sActionSink& k8s_sink = {},
+                   const BreakerPolicy& policy = {});
 
 }  // namespace preflight::outcome

@@ -1,7 +1,10 @@
 // Slurm node state, drain and owned resume through scontrol; see slurm_sink.hpp.
 #include "outcome/slurm_sink.hpp"
 
+#include <algorithm>
 #include <sstream>
+
+#include <spdlog/spdlog.h>
 
 #include "core/hostlist.hpp"
 #include "outcome/report/text.hpp"
@@ -72,12 +75,23 @@ std::vector<SlurmNodeInfo> parse_scontrol_nodes(std::string_view text) {
         n.name = field(line, "NodeName");
         n.addr = field(line, "NodeAddr");
         n.state = field(line, "State");
-        // Reason is the last field and may hold spaces; Slurm appends " [user@time]".
-        if (std::size_t r = line.find(" Reason="); r != std::string_view::npos) {
-            std::string_view reason = line.substr(r + 8);
-            while (!reason.empty() && (reason.back() == '\r' || reason.back() == ' ')) {
-                reason.remove_suffix(1);
+        // Reason=, Comment= and Extra= come last, in that order, and may hold spaces; Slurm
+        // appends " [user@time]" to the reason.
+        const std::size_t r = line.find(" Reason=");
+        const std::size_t c = line.find(" Comment=", r == std::string_view::npos ? 0 : r);
+        const std::size_t x = line.rfind(" Extra=");
+        auto free_text = [&](std::size_t at, std::size_t key_len, std::size_t end) {
+            std::string_view v = line.substr(at + key_len, end == std::string_view::npos || end < at
+                                                               ? std::string_view::npos
+                                                               : end - at - key_len);
+            while (!v.empty() && (v.back() == '\r' || v.back() == ' ')) {
+                v.remove_suffix(1);
             }
+            return v;
+        };
+        if (r != std::string_view::npos) {
+            std::string_view reason = free_text(
+                r, 8, c != std::string_view::npos ? c : (x > r ? x : std::string_view::npos));
             if (!reason.empty() && reason.back() == ']') {
                 std::size_t open = reason.rfind(" [");
                 if (open != std::string_view::npos &&
@@ -87,6 +101,18 @@ std::vector<SlurmNodeInfo> parse_scontrol_nodes(std::string_view text) {
             }
             n.reason = std::string(reason);
         }
+        if (c != std::string_view::npos) {
+            n.comment = std::string(free_text(c, 9, x > c ? x : std::string_view::npos));
+        }
+        const std::string parts = field(line, "Partitions");
+        for (std::size_t at = 0; at < parts.size();) {
+            std::size_t comma = parts.find(',', at);
+            std::string part = parts.substr(at, comma == std::string::npos ? comma : comma - at);
+            if (!part.empty() && part != "(null)") {
+                n.partitions.push_back(part);
+            }
+            at = comma == std::string::npos ? parts.size() : comma + 1;
+        }
         if (!n.name.empty()) {
             out.push_back(std::move(n));
         }
@@ -94,8 +120,57 @@ std::vector<SlurmNodeInfo> parse_scontrol_nodes(std::string_view text) {
     return out;
 }
 
-bool reason_is_ours(std::string_view reason) {
-    return reason.rfind("preflight:", 0) == 0;
+std::string foreign_mark(const SlurmNodeInfo& n) {
+    if (!n.reason.empty() && !reason_is_ours(n.reason)) {
+        return "left alone: " + n.state + " with someone else's reason '" + n.reason + "'";
+    }
+    if (n.reason.empty() && (n.drained() || n.down() || n.has_flag("FAIL"))) {
+        return "left alone: " + n.state + " by someone else (no reason)";
+    }
+    return {};
+}
+
+bool marked_by_us(const SlurmNodeInfo& n) {
+    return (n.drained() || n.down() || n.has_flag("FAIL")) && reason_is_ours(n.reason);
+}
+
+MarkCount slurm_mark_count(const std::vector<SlurmNodeInfo>& all, const std::string& node) {
+    std::vector<std::string> parts;
+    for (const auto& n : all) {
+        if (n.name == node) {
+            parts = n.partitions;
+        }
+    }
+    auto shares = [&](const SlurmNodeInfo& n) {
+        if (parts.empty()) {
+            return true;
+        }
+        for (const auto& p : n.partitions) {
+            if (std::find(parts.begin(), parts.end(), p) != parts.end()) {
+                return true;
+            }
+        }
+        return false;
+    };
+    MarkCount count;
+    count.scope = parts.empty() ? "cluster" : "partition " + core::compress_hostlist(parts);
+    bool seen = false;
+    for (const auto& n : all) {
+        if (!shares(n)) {
+            continue;
+        }
+        ++count.total;
+        if (n.name == node) {
+            seen = true;
+        } else if (marked_by_us(n)) {
+            ++count.marked;
+        }
+    }
+    if (!seen) {
+        ++count.total;  // a node Slurm did not list still counts in its own scope
+    }
+    ++count.marked;  // the one about to be drained
+    return count;
 }
 
 core::Result<std::string> SlurmClient::run(const std::vector<std::string>& args) const {
@@ -146,8 +221,21 @@ core::Result<std::map<std::string, SlurmNodeInfo>> SlurmClient::nodes(
     return out;
 }
 
-core::Status SlurmClient::drain(const std::string& node, const std::string& reason) const {
-    auto r = run_argv(slurm_drain_argv(scontrol, node, reason));
+core::Result<std::vector<SlurmNodeInfo>> SlurmClient::all_nodes() const {
+    auto out = run({"show", "node", "-o"});
+    if (!out) {
+        return out.error();
+    }
+    auto nodes = parse_scontrol_nodes(*out);
+    if (nodes.empty()) {
+        return core::Error{"scontrol show node: no node records in its output"};
+    }
+    return nodes;
+}
+
+core::Status SlurmClient::drain(const std::string& node, const std::string& reason,
+                                const std::string& comment) const {
+    auto r = run_argv(slurm_drain_argv(scontrol, node, reason, comment));
     if (!r) {
         return r.error();
     }
@@ -179,7 +267,7 @@ bool SlurmClient::resume_if_ours(const std::string& node, std::string* why) cons
         set("not resumed: drained by someone else (reason '" + n.reason + "')");
         return false;
     }
-    auto r = run_argv(slurm_resume_argv(scontrol, node));
+    auto r = run_argv(slurm_resume_argv(scontrol, node, reason_is_ours(n.comment)));
     if (!r) {
         set("resume failed: " + r.error().message);
         return false;
@@ -188,35 +276,61 @@ bool SlurmClient::resume_if_ours(const std::string& node, std::string* why) cons
     return true;
 }
 
-void apply_slurm_drain(Action& action, const SlurmClient& client) {
+DrainOutcome apply_slurm_drain(Action& action, const SlurmClient& client,
+                               const BreakerPolicy& policy) {
+    auto fail = [&](std::string why) {
+        action.error = std::move(why);
+        return DrainOutcome::failed;
+    };
     if (action.argv.empty()) {
-        action.error = "slurm action without a command";
-        return;
+        return fail("slurm action without a command");
     }
     auto info = client.nodes({action.node});
     if (!info) {
-        action.error = info.error().message;
-        return;
+        return fail(info.error().message);
     }
     auto it = info->find(action.node);
     if (it == info->end()) {
-        action.error = "scontrol: Slurm does not know node " + action.node;
-        return;
+        return fail("scontrol: Slurm does not know node " + action.node);
     }
     const SlurmNodeInfo& n = it->second;
-    if ((n.drained() || n.down()) && !n.reason.empty() && !reason_is_ours(n.reason)) {
+    if (std::string why = foreign_mark(n); !why.empty()) {
         // Overwriting an operator's reason with ours would let a later certify resume the node.
-        action.error =
-            "left alone: already " + n.state + " by someone else (reason '" + n.reason + "')";
-        return;
+        action.error = why;
+        spdlog::info("node {}: {}", action.node, why);
+        return DrainOutcome::left_alone;
     }
-    auto r = client.run_argv(action.argv);
+    // Re-draining a node we drained already adds nothing to the count, so it is not checked.
+    if (!marked_by_us(n)) {
+        auto all = client.all_nodes();
+        if (!all) {
+            return fail("circuit breaker: cannot count the nodes drained by preflight: " +
+                        all.error().message);
+        }
+        const BreakerDecision d = check_breaker(policy, slurm_mark_count(*all, n.name), n.name);
+        if (d.refused) {
+            spdlog::error("{}", d.message);
+            action.error = d.message;
+            return DrainOutcome::refused;
+        }
+        if (d.forced) {
+            spdlog::warn("{}", d.message);
+        }
+    }
+    std::vector<std::string> argv = action.argv;
+    if (!n.comment.empty() && !reason_is_ours(n.comment)) {
+        // The node's Comment is someone else's (an asset tag, a ticket): keep it.
+        argv.erase(std::remove_if(argv.begin(), argv.end(),
+                                  [](const std::string& a) { return a.rfind("Comment=", 0) == 0; }),
+                   argv.end());
+    }
+    auto r = client.run_argv(argv);
     if (!r) {
-        action.error = r.error().message;
-        return;
+        return fail(r.error().message);
     }
     action.applied = true;
     action.error.clear();
+    return DrainOutcome::drained;
 }
 
 }  // namespace preflight::outcome

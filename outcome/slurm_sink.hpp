@@ -1,8 +1,12 @@
 // Slurm through scontrol: reads node state with `scontrol show node -o`, drains with
-// slurm_drain_argv (`scontrol update NodeName=<n> State=DRAIN Reason=preflight: ...`), and resumes
-// only nodes whose current reason is ours (starts with "preflight:"). An operator's drain is never
-// overwritten and never resumed: overwriting its reason with ours would make a later certify resume
-// it. Every command runs through a core::CommandRunner with argv, never a shell.
+// slurm_drain_argv (`scontrol update NodeName=<n> State=DRAIN Reason=preflight: <class>
+// Comment=preflight: <figures>`), and resumes only nodes whose current reason is ours (starts with
+// "preflight:"). A node someone else marked (their reason, or drained/down without one) is never
+// drained over and never resumed: overwriting its reason with ours would make a later certify
+// resume it. An operator's Comment is never overwritten either. apply_slurm_drain is the one path
+// every drain of a failed node takes (controller run, prolog): ownership, then the circuit breaker
+// over the nodes already drained by us. Every command runs through a core::CommandRunner with
+// argv, never a shell.
 #pragma once
 
 #include <chrono>
@@ -14,26 +18,38 @@
 #include "core/process.hpp"
 #include "core/result.hpp"
 #include "outcome/action_commands.hpp"
+#include "outcome/breaker.hpp"
+#include "outcome/reasons.hpp"
 #include "outcome/run_report.hpp"
 
 namespace preflight::outcome {
 
 struct SlurmNodeInfo {
     std::string name;
-    std::string addr;    // NodeAddr
-    std::string state;   // e.g. "IDLE+DRAIN", "ALLOCATED", "DOWN+NOT_RESPONDING"
-    std::string reason;  // without Slurm's " [user@time]" suffix; empty when none
+    std::string addr;                     // NodeAddr
+    std::string state;                    // e.g. "IDLE+DRAIN", "ALLOCATED", "DOWN+NOT_RESPONDING"
+    std::string reason;                   // without Slurm's " [user@time]" suffix; empty when none
+    std::string comment;                  // Comment=, empty when none
+    std::vector<std::string> partitions;  // Partitions=, comma-separated
     bool has_flag(std::string_view flag) const;  // "DRAIN", "NOT_RESPONDING", ...
     bool drained() const { return has_flag("DRAIN"); }
     bool down() const { return state.rfind("DOWN", 0) == 0; }
 };
 
-// Parses `scontrol show node -o` output: one node per line; Reason= is the last field and keeps its
-// spaces. Lines that are not node records are ignored.
+// Parses `scontrol show node -o` output: one node per line. Reason=, Comment= and Extra= come last,
+// in that order, and keep their spaces (Slurm 22.05). Lines that are not node records are ignored.
 std::vector<SlurmNodeInfo> parse_scontrol_nodes(std::string_view text);
 
-// True when a reason was written by preflight ("preflight:" prefix).
-bool reason_is_ours(std::string_view reason);
+// Why we may not drain this node ("" when we may): a reason that is not ours, or drained, down or
+// failed without a reason (someone else's state). Ours: a "preflight:" reason, old ones included.
+std::string foreign_mark(const SlurmNodeInfo& node);
+
+// True when the node is drained, down or failed with our reason.
+bool marked_by_us(const SlurmNodeInfo& node);
+
+// The breaker's count for draining `node`: nodes marked by us among those sharing a partition with
+// it (the cluster when it has none), counting `node` itself. Pure.
+MarkCount slurm_mark_count(const std::vector<SlurmNodeInfo>& all, const std::string& node);
 
 struct SlurmClient {
     core::CommandRunner& runner;
@@ -43,10 +59,14 @@ struct SlurmClient {
     // The named nodes; nodes Slurm does not know are absent from the map (not an error).
     core::Result<std::map<std::string, SlurmNodeInfo>> nodes(
         const std::vector<std::string>& names) const;
-    // State=DRAIN with a reason (sanitized by the caller). Error names scontrol's message.
-    core::Status drain(const std::string& node, const std::string& reason) const;
-    // State=RESUME only when the node's current reason is ours; `why` says what was done.
-    // Returns true when resumed.
+    // Every node Slurm knows (`scontrol show node -o`).
+    core::Result<std::vector<SlurmNodeInfo>> all_nodes() const;
+    // State=DRAIN with a reason and optional comment (sanitized by the caller). Error names
+    // scontrol's message.
+    core::Status drain(const std::string& node, const std::string& reason,
+                       const std::string& comment = {}) const;
+    // State=RESUME only when the node's current reason is ours (clearing the Comment when that is
+    // ours too); `why` says what was done. Returns true when resumed.
     bool resume_if_ours(const std::string& node, std::string* why) const;
     // Any scontrol command (args after the program); error carries the first output line.
     core::Result<std::string> run(const std::vector<std::string>& args) const;
@@ -54,8 +74,18 @@ struct SlurmClient {
     core::Result<std::string> run_argv(const std::vector<std::string>& argv) const;
 };
 
-// Carries out one planned slurm drain (used by apply_actions): refuses, without touching the node,
-// when the node is already drained or down with a reason that is not ours.
-void apply_slurm_drain(Action& action, const SlurmClient& client);
+enum class DrainOutcome {
+    drained,     // action.applied
+    left_alone,  // someone else's mark (foreign_mark); action.error says whose
+    refused,     // the circuit breaker refused; action.error has the counts
+    failed,      // scontrol failed or the node is unknown; action.error says why
+};
+
+// Carries out one planned slurm drain (apply_actions, the prolog): refuses, without touching the
+// node, when foreign_mark says it is someone else's, or when check_breaker over slurm_mark_count
+// refuses (logged; --force in the policy overrides it, also logged). An operator's Comment is kept:
+// the Comment= argument is dropped then.
+DrainOutcome apply_slurm_drain(Action& action, const SlurmClient& client,
+                               const BreakerPolicy& policy);
 
 }  // namespace preflight::outcome

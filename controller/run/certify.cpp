@@ -12,6 +12,7 @@
 #include "core/exit_code.hpp"
 #include "core/hostlist.hpp"
 #include "outcome/actions.hpp"
+#include "outcome/reasons.hpp"
 #include "plugins/check.hpp"
 
 namespace preflight::controller {
@@ -297,13 +298,11 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
                                                      : core::ExitCode::inconclusive);
                     continue;
                 }
+                // A fixed reason per finding class; the verdict and figures go to the Comment.
                 std::string reason =
                     n.verdict == core::Verdict::fail
-                        ? outcome::reason_for(n, validation.run_id)
-                        : outcome::sanitize_reason(
-                              "uncertified: " + std::string(core::to_string(n.verdict)) +
-                                  (n.reasons.empty() ? "" : ": " + n.reasons.front()),
-                              "(run " + validation.run_id + ")");
+                        ? outcome::reason_for(n)
+                        : std::string(outcome::fixed_reason(outcome::FindingClass::uncertified));
                 // A prolog that failed during validation has already drained the node with its own,
                 // more specific finding: keep that rather than "srun failed".
                 if (auto now = slurm.nodes({n.name}); now && now->count(n.name) != 0) {
@@ -313,7 +312,7 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
                         reason = s.reason;
                     }
                 }
-                auto st = slurm.drain(n.name, reason);
+                auto st = slurm.drain(n.name, reason, outcome::figures_for(n, validation.run_id));
                 if (!st) {
                     out.outcome = "error";
                     out.detail =

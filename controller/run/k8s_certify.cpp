@@ -49,7 +49,7 @@ std::vector<CertifyDecision> certify_nodes(outcome::k8s::Client* client,
             change.event_reason = "PreflightCertified";
             change.event_message = "preflight: certified (run " + report.run_id + ")";
         } else {
-            d.reason = outcome::reason_for(node, report.run_id);
+            d.reason = outcome::reason_for(node);
             // The failing check names the taint's value; the full reason goes to the annotation.
             std::string check;
             for (const auto& c : node.checks) {

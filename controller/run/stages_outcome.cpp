@@ -58,8 +58,10 @@ void act_on_verdicts(RunContext& run) {
     }
     if (run.options.apply) {
         core::SystemCommandRunner runner;
+        const auto policy = outcome::breaker_policy(run.options.config.actions, run.options.force);
         outcome::apply_actions(report, runner, std::chrono::seconds(30),
-                               outcome::k8s::make_action_sink(run.options.config.k8s));
+                               outcome::k8s::make_action_sink(run.options.config.k8s, policy),
+                               policy);
     }
 }
 

@@ -98,6 +98,15 @@ core::Result<json> patch_for(const json& node, const NodeChange& change) {
         const std::string key = t.value("key", std::string());
         bool drop = false;
         if (change.set_taint && key == change.set_taint->key &&
+            change.set_taint->key != k_uncertified_key &&
+            !(owned.contains(key) && owned[key] == taint_id(t))) {
+            // A taint with our key that our annotation does not record: an operator's (or a
+            // copy's). Taking it over would let a later untaint remove it.
+            return core::Error{"left alone: taint " + key + "=" + taint_id(t) +
+                               " was not set by preflight (no matching " +
+                               std::string(k_owned_annotation) + " record)"};
+        }
+        if (change.set_taint && key == change.set_taint->key &&
             t.value("effect", std::string()) == change.set_taint->effect) {
             drop = true;  // replaced below (same key and effect identify a taint)
             had_taint = true;
@@ -266,62 +275,23 @@ core::Result<ChangeOutcome> NodeSink::apply(const NodeChange& change) {
     return out;
 }
 
-std::function<void(const RunReport&, Action&)> make_action_sink(const core::KubernetesConfig& cfg) {
-    struct State {
-        std::once_flag once;
-        std::unique_ptr<Client> client;
-        std::string error;
-    };
-    auto state = std::make_shared<State>();
-    return [cfg, state](const RunReport& report, Action& action) {
-        std::call_once(state->once, [&] {
-            auto cluster = load_cluster_config(cfg.kubeconfig, cfg.context);
-            if (!cluster) {
-                state->error = "kubernetes: " + cluster.error().message;
-                return;
-            }
-            state->client = std::make_unique<Client>(*cluster, client_options_from(cfg));
-        });
-        if (!state->client) {
-            action.error = state->error;
-            return;
+bool taint_owned(const json& node, std::string_view key) {
+    try {
+        const json owned = owned_taints(node);
+        const std::string k(key);
+        if (!owned.contains(k) || !node.contains("spec") || !node["spec"].contains("taints") ||
+            !node["spec"]["taints"].is_array()) {
+            return false;
         }
-        NodeChange change;
-        change.node = action.node;
-        Taint taint;
-        auto take = [&taint](const nlohmann::json& t) {
-            taint.key = t.at("key").get<std::string>();
-            taint.value = t.at("value").get<std::string>();
-            taint.effect = t.at("effect").get<std::string>();
-        };
-        // A plan without a patch still taints, as for a check whose name is unknown.
-        take(degraded_taint({}));
-        try {
-            take(action.patch.at("spec").at("taints").at(0));
-        } catch (const std::exception&) {
-        }
-        change.set_taint = taint;
-        change.labels[std::string(k_status_label)] = "fail";
-        for (const auto& n : report.nodes) {
-            if (n.name == action.node) {
-                if (auto bw = node_busbw(n)) {
-                    change.labels[std::string(k_busbw_label)] = busbw_label_value(*bw);
-                }
+        for (const auto& t : node["spec"]["taints"]) {
+            if (t.is_object() && t.value("key", std::string()) == k && owned[k] == taint_id(t)) {
+                return true;
             }
         }
-        change.reason = action.reason;
-        change.event_type = "Warning";
-        change.event_reason = "PreflightFailed";
-        change.event_message = action.reason;
-        NodeSink sink(*state->client);
-        auto done = sink.apply(change);
-        if (!done) {
-            action.error = "kubernetes: " + done.error().message;
-            return;
-        }
-        action.applied = true;
-        action.error.clear();
-    };
+    } catch (const json::exception&) {
+        // A Node we cannot read is not proof that we own anything on it.
+    }
+    return false;
 }
 
 }  // namespace preflight::outcome::k8s

@@ -2,7 +2,8 @@
 // we set, and an Event on the Node. Every change is a read-modify-write of the Node carrying the
 // resourceVersion it read (a merge patch with metadata.resourceVersion), retried on 409 Conflict,
 // so a taint someone else adds meanwhile is never lost. Only preflight.dev/ keys are ever set or
-// removed; a preflight.dev/degraded taint is removed only when our annotation says we set it.
+// removed; a preflight.dev/degraded taint is replaced or removed only when our annotation records
+// exactly that taint: one with our key that we did not set is left alone, never taken over.
 #pragma once
 
 #include <functional>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "outcome/action_commands.hpp"
+#include "outcome/breaker.hpp"
 #include "outcome/k8s/client.hpp"
 #include "outcome/run_report.hpp"
 
@@ -72,10 +74,21 @@ class NodeSink {
     int m_max_conflicts;
 };
 
-// For K8sSink (sink.hpp): carries out one planned k8s "taint" action (taint from the action's
-// patch, labels status=fail and busBW, reason annotation, a Warning Event). Credentials are loaded
-// on the first call; failures land in action.error.
-std::function<void(const RunReport&, Action&)> make_action_sink(const core::KubernetesConfig& cfg);
+// True when the Node carries a taint with this key that our owned annotation records exactly
+// (value and effect): only such a taint is ours to replace or remove. Pure.
+bool taint_owned(const nlohmann::json& node, std::string_view key);
+
+// The breaker's count for tainting `node`: Nodes in a NodeList carrying our owned
+// preflight.dev/degraded taint, counting `node` itself, out of all Nodes listed. Pure.
+MarkCount k8s_mark_count(const nlohmann::json& node_list, const std::string& node);
+
+// For K8sSink (sink.hpp): carries out one planned k8s "taint" action (k8s/action_sink.cpp): the
+// circuit breaker over the Nodes already tainted by us (a list of Nodes), then the taint from the
+// action's patch, labels status=fail and busBW, the fixed reason annotation and a Warning Event
+// whose message has the figures. A taint with our key that we did not set is left alone.
+// Credentials are loaded on the first call; failures land in action.error.
+std::function<void(const RunReport&, Action&)> make_action_sink(const core::KubernetesConfig& cfg,
+                                                                const BreakerPolicy& policy = {});
 
 // Label value for a busBW figure: "12.3" (label-value syntax, 63 characters at most).
 std::string busbw_label_value(double gbps);

@@ -276,7 +276,9 @@ TEST_F(K8sApiServer, TaintLabelEventRoundTripAsKubectlSeesIt) {
               std::string::npos)
         << described;
     EXPECT_NE(described.find("PreflightFailed"), std::string::npos) << described;
-    EXPECT_NE(described.find("busbw_gbps 5"), std::string::npos) << described;
+    // The figures go to the Event; the reason annotation is the fixed text.
+    EXPECT_NE(described.find("metric=busbw_gbps value=5"), std::string::npos) << described;
+    EXPECT_EQ(report.actions[0].reason, "preflight: busbw low");
 
     // Applying again changes nothing (no second PATCH), and the node passing later untaints it.
     const int patches = count_requests("PATCH", "/api/v1/nodes/n1");
@@ -451,9 +453,7 @@ TEST_F(K8sApiServer, OperatorTaintsAreNeverRemovedAndCertifyUntaintsOnlyPassingN
     json kept = taint_of(n2, "preflight.dev/uncertified");
     ASSERT_FALSE(kept.is_null()) << n2.dump(2);
     EXPECT_EQ(kept["value"], "collective.gloo_allreduce");
-    EXPECT_NE(n2["metadata"]["annotations"]["preflight.dev/reason"].get<std::string>().find(
-                  "preflight: collective.gloo_allreduce busbw_gbps 5"),
-              std::string::npos)
+    EXPECT_EQ(n2["metadata"]["annotations"]["preflight.dev/reason"], "preflight: busbw low")
         << n2.dump(2);
     EXPECT_EQ(n2["metadata"]["labels"]["preflight.dev/status"], "fail");
     json n3 = kubectl_json({"get", "node", "n3"});
@@ -462,6 +462,77 @@ TEST_F(K8sApiServer, OperatorTaintsAreNeverRemovedAndCertifyUntaintsOnlyPassingN
         << "a preflight.dev/degraded taint preflight did not set was removed";
     const std::string described = kubectl_text({"describe", "node", "n2"});
     EXPECT_NE(described.find("PreflightNotCertified"), std::string::npos) << described;
+}
+
+// A preflight.dev/degraded taint an operator set by hand (kubectl taint: no owned-taints record)
+// is neither replaced when its node fails nor removed when it passes; ours is removed on pass. The
+// cluster-wide breaker counts our recorded taints only and refuses past the cap.
+TEST_F(K8sApiServer, AForeignTaintWithOurKeyIsNeitherReplacedNorRemovedOursIsRemovedOnPass) {
+    if (!have_kubectl()) {
+        GTEST_SKIP() << "kubectl not installed";
+    }
+    ASSERT_TRUE(run({"kubectl", "--kubeconfig", m_kubeconfig, "taint", "node", "n3",
+                     "preflight.dev/degraded=manual:NoSchedule"})
+                    .ok());
+    outcome::RunReport report = report_with(
+        {{"n1", core::Verdict::fail}, {"n2", core::Verdict::pass}, {"n3", core::Verdict::fail}});
+    core::ActionsConfig actions;
+    actions.targets = {"k8s"};
+    actions.max_action_fraction = 1.0;
+    outcome::plan_actions(report, actions);
+    ASSERT_EQ(report.actions.size(), 2u);
+    core::KubernetesConfig cfg;
+    cfg.kubeconfig = m_kubeconfig;
+    core::SystemCommandRunner runner;
+    const auto policy = outcome::breaker_policy(actions);
+    outcome::apply_actions(report, runner, std::chrono::seconds(5),
+                           outcome::k8s::make_action_sink(cfg, policy), policy);
+    ASSERT_EQ(report.actions[0].node, "n1");
+    EXPECT_TRUE(report.actions[0].applied) << report.actions[0].error;
+    EXPECT_FALSE(report.actions[1].applied);
+    EXPECT_NE(report.actions[1].error.find("left alone: taint preflight.dev/degraded=manual:"
+                                           "NoSchedule was not set by preflight"),
+              std::string::npos)
+        << report.actions[1].error;
+
+    json n3 = kubectl_json({"get", "node", "n3"});
+    EXPECT_EQ(taint_of(n3, "preflight.dev/degraded")["value"], "manual") << n3.dump(2);
+    EXPECT_FALSE(
+        n3["metadata"].value("annotations", json::object()).contains("preflight.dev/owned-taints"))
+        << n3.dump(2);
+    EXPECT_FALSE(n3["metadata"].value("labels", json::object()).contains("preflight.dev/status"));
+
+    // Both pass later: ours comes off n1, the operator's stays on n3.
+    auto passed = certify_nodes(
+        m_client.get(), report_with({{"n1", core::Verdict::pass}, {"n3", core::Verdict::pass}}),
+        true);
+    for (const auto& d : passed) {
+        EXPECT_TRUE(d.applied) << d.node << ": " << d.error;
+    }
+    json n1 = kubectl_json({"get", "node", "n1"});
+    EXPECT_TRUE(taint_of(n1, "preflight.dev/degraded").is_null()) << n1.dump(2);
+    n3 = kubectl_json({"get", "node", "n3"});
+    EXPECT_EQ(taint_of(n3, "preflight.dev/degraded")["value"], "manual") << n3.dump(2);
+
+    // The breaker: n1 tainted by us again; with the default caps (0.10 of 3 nodes, at least 1) a
+    // second node (n2) is refused, with the counts; n3's foreign taint is not counted.
+    outcome::RunReport again = report_with({{"n1", core::Verdict::fail}});
+    outcome::plan_actions(again, actions);
+    const outcome::BreakerPolicy defaults;
+    outcome::apply_actions(again, runner, std::chrono::seconds(5),
+                           outcome::k8s::make_action_sink(cfg, defaults), defaults);
+    ASSERT_TRUE(again.actions[0].applied) << again.actions[0].error;
+    outcome::RunReport more = report_with({{"n2", core::Verdict::fail}});
+    outcome::plan_actions(more, actions);
+    outcome::apply_actions(more, runner, std::chrono::seconds(5),
+                           outcome::k8s::make_action_sink(cfg, defaults), defaults);
+    EXPECT_FALSE(more.actions[0].applied);
+    EXPECT_EQ(more.actions[0].error.rfind(
+                  "circuit breaker: marking n2 would make 2 of 3 nodes in the cluster", 0),
+              0u)
+        << more.actions[0].error;
+    EXPECT_EQ(outcome::exit_code_for(more), 3);
+    EXPECT_TRUE(taint_of(kubectl_json({"get", "node", "n2"}), "preflight.dev/degraded").is_null());
 }
 
 TEST_F(K8sApiServer, IndexedJobPerNodeAffinityPodFailuresAndCleanup) {

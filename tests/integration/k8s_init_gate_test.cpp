@@ -356,7 +356,8 @@ TEST_F(K8sInitGate, FailingNodeBlocksThePodStartAndSaysWhy) {
 }
 
 // A check that hangs (a sysfs read that never returns) is cut at the budget: verdict error. The
-// manifest's --on-error=allow lets the pod start; --on-error=block stops it with exit 3.
+// manifest's --on-error=allow lets the pod start; --on-error=block stops it with exit 4
+// (inconclusive).
 TEST_F(K8sInitGate, HungCheckFollowsOnError) {
     NodeState hung;
     hung.mtu_hangs = true;
@@ -370,8 +371,8 @@ TEST_F(K8sInitGate, HungCheckFollowsOnError) {
     TearDown();
     SetUp();
     r = run_gate(hung, {{"--budget-s", "1"}, {"--on-error", "block"}});
-    EXPECT_EQ(r.exit_code, 3) << r.output;
-    EXPECT_NE(termination_message().find("error (exit 3): could not judge, start blocked"),
+    EXPECT_EQ(r.exit_code, 4) << r.output;
+    EXPECT_NE(termination_message().find("error (exit 4): could not judge, start blocked"),
               std::string::npos)
         << termination_message();
 }

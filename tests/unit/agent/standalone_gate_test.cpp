@@ -16,12 +16,14 @@ using preflight::core::Verdict;
 TEST(StandaloneGate, ExitCodeForEachVerdict) {
     for (auto on_error : {OnError::allow, OnError::block}) {
         EXPECT_EQ(standalone_exit_code(Verdict::pass, on_error), 0);
-        EXPECT_EQ(standalone_exit_code(Verdict::warn, on_error), 0);
         EXPECT_EQ(standalone_exit_code(Verdict::skip, on_error), 0);
         EXPECT_EQ(standalone_exit_code(Verdict::fail, on_error), 1);
     }
     EXPECT_EQ(standalone_exit_code(Verdict::error, OnError::allow), 0);
-    EXPECT_EQ(standalone_exit_code(Verdict::error, OnError::block), 3);
+    EXPECT_EQ(standalone_exit_code(Verdict::error, OnError::block), 4);  // inconclusive
+    // Warnings: let through by an allowing gate, the table's "warnings only" (5) under block.
+    EXPECT_EQ(standalone_exit_code(Verdict::warn, OnError::allow), 0);
+    EXPECT_EQ(standalone_exit_code(Verdict::warn, OnError::block), 5);
 }
 
 TEST(StandaloneGate, TerminationMessageNamesTheVerdictAndFitsKubernetes) {
@@ -34,8 +36,8 @@ TEST(StandaloneGate, TerminationMessageNamesTheVerdictAndFitsKubernetes) {
 
     o.verdict = Verdict::error;
     o.reasons = {"link.netdev not finished within the 20 s budget"};
-    EXPECT_EQ(preflight::agent::termination_message("gpu007", o, 3)
-                  .rfind("preflight gpu007: error (exit 3): could not judge, start blocked", 0),
+    EXPECT_EQ(preflight::agent::termination_message("gpu007", o, 4)
+                  .rfind("preflight gpu007: error (exit 4): could not judge, start blocked", 0),
               0u);
 
     o.reasons.assign(500, std::string(40, 'x'));

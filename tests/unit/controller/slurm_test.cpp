@@ -198,8 +198,16 @@ TEST(Certify, ResumesPassKeepsFailOperatorUntouchedReservationDeleted) {
     EXPECT_TRUE(report.reservation_deleted);
     EXPECT_EQ(slurm.nodes["n1"].state, "IDLE");
     EXPECT_EQ(slurm.nodes["n2"].state, "IDLE+DRAIN");
-    EXPECT_THAT(slurm.nodes["n2"].reason, HasSubstr("mtu 1400"));
-    EXPECT_EQ(slurm.nodes["n2"].reason.rfind("preflight: ", 0), 0u);
+    // A fixed reason; the finding's words go to the node's Comment.
+    EXPECT_EQ(slurm.nodes["n2"].reason, "preflight: check failed");
+    std::string comment;
+    for (const auto& c : slurm.calls) {
+        if (c.size() >= 6 && c[1] == "update" && c[2] == "NodeName=n2" && c[3] == "State=DRAIN") {
+            comment = c[5];
+        }
+    }
+    EXPECT_THAT(comment, HasSubstr("mtu 1400"));
+    EXPECT_EQ(comment.rfind("Comment=preflight: ", 0), 0u) << comment;
     EXPECT_EQ(slurm.nodes["n3"].reason, "RMA 7");
     EXPECT_EQ(report.nodes[0].outcome, "certified");
     EXPECT_EQ(report.nodes[1].outcome, "failed");

@@ -159,7 +159,7 @@ TEST(Config, UnknownKeysAtEveryDepth) {
               "topology_label)");
     EXPECT_EQ(error_of("actions: {targets: [slurm], dry_run: true}\n"),
               "run.yaml:1:29: unknown key 'dry_run' in 'actions' (allowed: targets, "
-              "max_action_fraction, min_actions, scontrol)");
+              "max_action_fraction, min_actions, max_actions, scontrol)");
     EXPECT_EQ(error_of("deadlines:\n  connect_s: 1\n  timeout_s: 2\n"),
               "run.yaml:3:3: unknown key 'timeout_s' in 'deadlines' (allowed: connect_s, "
               "heartbeat_s, step_slack_s)");

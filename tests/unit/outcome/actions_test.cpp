@@ -77,6 +77,17 @@ class FakeRunner : public core::CommandRunner {
   public:
     core::Result<core::ProcessResult> run(const std::vector<std::string>& argv,
                                           const core::ProcessOptions& options) override {
+        // The breaker counts the cluster's nodes before a drain: `scontrol show node -o` lists
+        // cluster_size idle nodes.
+        if (argv.size() == 4 && argv[1] == "show" && argv[2] == "node") {
+            queries.push_back(argv);
+            std::string out;
+            for (int i = 0; i < cluster_size; ++i) {
+                out += "NodeName=node" + std::to_string(i) +
+                       " NodeAddr=10.0.0.1 State=IDLE Partitions=batch\n";
+            }
+            return core::ProcessResult{0, 0, false, out};
+        }
         // The slurm sink reads the node's state before draining it: answer like scontrol does.
         if (argv.size() >= 5 && argv[1] == "show" && argv[2] == "node") {
             queries.push_back(argv);
@@ -97,39 +108,43 @@ class FakeRunner : public core::CommandRunner {
     std::vector<std::vector<std::string>> calls;
     std::vector<std::vector<std::string>> queries;
     std::string operator_reason;  // non-empty: the node is drained with this reason
+    int cluster_size = 20;
     std::vector<std::optional<std::chrono::milliseconds>> timeouts;
     core::ProcessResult result{0, 0, false, ""};
     std::string start_error;
 };
 
-TEST(Reason, MedianFailureFormat) {
-    const std::string reason = reason_for(node("gpu01", Verdict::fail), "r42");
-    EXPECT_EQ(
-        reason,
-        "preflight: collective.gloo_allreduce busbw_gbps 8.12 < 90% of median 20.0 (run r42)");
+TEST(Reason, MedianFailureIsAFixedTextAndTheFiguresGoBeside) {
+    const NodeReport n = node("gpu01", Verdict::fail);
+    EXPECT_EQ(reason_for(n), "preflight: busbw low");
+    EXPECT_EQ(figures_for(n, "r42"),
+              "preflight: check=collective.gloo_allreduce metric=busbw_gbps value=8.12 "
+              "threshold=18.0 median=20.0 run=r42");
 }
 
-TEST(Reason, NonMedianFailureUsesFirstReason) {
+TEST(Reason, LinkFailureIsLinkDownWhateverTheNodeReasonsSay) {
     NodeReport n;
     n.name = "gpu02";
     n.verdict = Verdict::fail;
     NodeCheck c;
     c.check = "link.netdev";
     c.verdict = Verdict::fail;
-    c.detail = "eth0 down";
+    c.detail = "eth0: operstate down";
     n.checks.push_back(c);
     n.reasons = {"link.netdev: eth0 operstate down\nsecond line", "other"};
-    const std::string reason = reason_for(n, "r1");
-    EXPECT_EQ(reason, "preflight: link.netdev: eth0 operstate down second line (run r1)");
+    EXPECT_EQ(reason_for(n), "preflight: link down");
+    EXPECT_EQ(figures_for(n, "r1"), "preflight: check=link.netdev eth0: operstate down run=r1");
 }
 
-TEST(Reason, FloorFailureIsNotReportedAsMedianFailure) {
+TEST(Reason, FloorFailureIsBusbwLowWithTheFloorInTheFigures) {
     NodeReport n = node("gpu03", Verdict::fail);
     n.checks[0].metrics["busbw_gbps"] = 19.0;  // above the median threshold, under a floor
     n.checks[0].floor = 19.5;
     n.reasons = {"collective.gloo_allreduce busbw_gbps 19.0 under floor 19.5"};
-    EXPECT_EQ(reason_for(n, "r9"),
-              "preflight: collective.gloo_allreduce busbw_gbps 19.0 under floor 19.5 (run r9)");
+    EXPECT_EQ(reason_for(n), "preflight: busbw low");
+    EXPECT_NE(figures_for(n, "r9").find("value=19.0 threshold=18.0 median=20.0 floor=19.5 run=r9"),
+              std::string::npos)
+        << figures_for(n, "r9");
 }
 
 TEST(Reason, KeepsExistingPrefix) {
@@ -205,11 +220,13 @@ TEST(Plan, SlurmArgvExact) {
     EXPECT_EQ(a.kind, "drain");
     EXPECT_EQ(a.sink, "slurm");
     EXPECT_EQ(a.node, "node0");
-    const std::string reason =
-        "preflight: collective.gloo_allreduce busbw_gbps 8.12 < 90% of median 20.0 (run r42)";
-    EXPECT_EQ(a.reason, reason);
-    EXPECT_EQ(a.argv, (std::vector<std::string>{"/usr/bin/scontrol", "update", "NodeName=node0",
-                                                "State=DRAIN", "Reason=" + reason}));
+    // A fixed reason (sinfo -R groups it); the figures in the node's Comment.
+    EXPECT_EQ(a.reason, "preflight: busbw low");
+    EXPECT_EQ(a.argv, (std::vector<std::string>{
+                          "/usr/bin/scontrol", "update", "NodeName=node0", "State=DRAIN",
+                          "Reason=preflight: busbw low",
+                          "Comment=preflight: check=collective.gloo_allreduce metric=busbw_gbps "
+                          "value=8.12 threshold=18.0 median=20.0 run=r42"}));
     EXPECT_FALSE(a.applied);
     EXPECT_TRUE(a.error.empty());
     EXPECT_FALSE(r.breaker.tripped);
@@ -397,8 +414,8 @@ TEST(Apply, NeverOverwritesAnOperatorsDrain) {
     runner.operator_reason = "RMA ticket 42";
     apply_actions(r, runner, std::chrono::milliseconds(1000));
     ASSERT_EQ(r.actions.size(), 1u);
-    EXPECT_EQ(runner.queries.size(), 1u);
-    EXPECT_TRUE(runner.calls.empty());  // no update sent
+    EXPECT_EQ(runner.queries.size(), 1u);  // its own state only: left alone before counting
+    EXPECT_TRUE(runner.calls.empty());     // no update sent
     EXPECT_FALSE(r.actions[0].applied);
     EXPECT_NE(r.actions[0].error.find("RMA ticket 42"), std::string::npos) << r.actions[0].error;
 

@@ -33,7 +33,8 @@ class RecordingSink final : public ActionSink {
     std::string m_name;
 };
 
-// scontrol as a recorder: `show node` answers an idle node, everything else succeeds.
+// scontrol as a recorder: `show node` answers an idle node (or ten, without a name), everything
+// else succeeds.
 class RecordingRunner final : public core::CommandRunner {
   public:
     core::Result<core::ProcessResult> run(const std::vector<std::string>& argv,
@@ -41,6 +42,13 @@ class RecordingRunner final : public core::CommandRunner {
         if (argv.size() >= 5 && argv[1] == "show") {
             return core::ProcessResult{
                 0, 0, false, "NodeName=" + argv[4] + " NodeAddr=10.0.0.1 State=" + state + reason};
+        }
+        if (argv.size() == 4 && argv[1] == "show") {  // the breaker's count: a cluster of 10
+            std::string out;
+            for (int i = 0; i < 10; ++i) {
+                out += "NodeName=gpu0" + std::to_string(i) + " NodeAddr=10.0.0.1 State=IDLE\n";
+            }
+            return core::ProcessResult{0, 0, false, out};
         }
         calls.push_back(argv);
         return core::ProcessResult{0, 0, false, ""};

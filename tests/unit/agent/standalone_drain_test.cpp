@@ -1,0 +1,133 @@
+// The prolog's drain goes through the controller's drain path (outcome::apply_slurm_drain), with a
+// fake scontrol at the seam serving the installed Slurm's saved `scontrol show node -o`: a fixed
+// reason with the figures in Comment, an operator's drain left alone with its reason, and the
+// circuit breaker refusing (exit 3) when the partition has too many of our drains already.
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "agent/standalone.hpp"
+#include "core/exit_code.hpp"
+
+namespace preflight::agent {
+namespace {
+
+std::string fixture(const std::string& name) {
+    std::ifstream in(std::string(PREFLIGHT_SOURCE_DIR) + "/tests/fixtures/slurm/" + name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+class SavedScontrol final : public core::CommandRunner {
+  public:
+    explicit SavedScontrol(std::string listing) : m_listing(std::move(listing)) {}
+    core::Result<core::ProcessResult> run(const std::vector<std::string>& argv,
+                                          const core::ProcessOptions& /*options*/) override {
+        if (argv.size() >= 4 && argv[1] == "show") {
+            if (argv.size() == 4) {
+                return core::ProcessResult{0, 0, false, m_listing};
+            }
+            std::istringstream lines(m_listing);
+            for (std::string line; std::getline(lines, line);) {
+                if (line.rfind("NodeName=" + argv[4] + " ", 0) == 0) {
+                    return core::ProcessResult{0, 0, false, line + "\n"};
+                }
+            }
+            return core::ProcessResult{1, 0, false, "Node " + argv[4] + " not found\n"};
+        }
+        updates.push_back(argv);
+        return core::ProcessResult{0, 0, false, ""};
+    }
+    std::vector<std::vector<std::string>> updates;
+
+  private:
+    std::string m_listing;
+};
+
+std::string idle(const std::string& name) {
+    return "NodeName=" + name + " Arch=x86_64 NodeAddr=127.0.0.1 State=IDLE Partitions=batch\n";
+}
+
+StandaloneOutcome failed_mtu() {
+    StandaloneOutcome o;
+    core::CheckResult r;
+    r.check = "link.netdev";
+    r.verdict = core::Verdict::fail;
+    r.detail = "eth0: mtu 1500 != expected 9000";
+    o.results = {r};
+    judge_standalone(o, core::EvaluationConfig{}, {}, "");
+    o.drain_comment = "preflight: link.netdev eth0: mtu 1500 != expected 9000 run=job 12";
+    return o;
+}
+
+TEST(PrologDrain, FixedReasonAndFiguresInComment) {
+    StandaloneOutcome o = failed_mtu();
+    EXPECT_EQ(o.finding, outcome::FindingClass::config_mismatch);
+    SavedScontrol scontrol(idle("node01") + idle("node02") + idle("node03"));
+    StandaloneOptions options;
+    core::ActionsConfig actions;
+    EXPECT_EQ(drain_for_prolog(o, "node02", "job 12", options, actions, scontrol),
+              outcome::DrainOutcome::drained);
+    EXPECT_EQ(o.drain_outcome, "drained");
+    ASSERT_EQ(scontrol.updates.size(), 1u);
+    EXPECT_EQ(scontrol.updates[0],
+              (std::vector<std::string>{
+                  "scontrol", "update", "NodeName=node02", "State=DRAIN",
+                  "Reason=preflight: config mismatch",
+                  "Comment=preflight: link.netdev eth0: mtu 1500 != expected 9000 run=job 12"}));
+}
+
+TEST(PrologDrain, AnOperatorsDrainKeepsItsReason) {
+    StandaloneOutcome o = failed_mtu();
+    SavedScontrol scontrol(fixture("show_node_o_owned_foreign_old.txt"));
+    StandaloneOptions options;
+    EXPECT_EQ(drain_for_prolog(o, "node02", "job 12", options, core::ActionsConfig{}, scontrol),
+              outcome::DrainOutcome::left_alone);
+    EXPECT_TRUE(scontrol.updates.empty());
+    EXPECT_EQ(o.drain_outcome, "left_alone");
+    EXPECT_NE(o.drain_error.find("bad dimm ticket 123"), std::string::npos) << o.drain_error;
+}
+
+TEST(PrologDrain, BreakerRefusesWithTheConfigsCapsAndTheFlagsOverrideThem) {
+    // node01 and node03 are drained by us (one by an older version); node04 would be the third
+    // of 4.
+    const std::string listing = fixture("show_node_o_owned_foreign_old.txt") + idle("node04");
+    StandaloneOptions options;
+    core::ActionsConfig actions;  // max_action_fraction 0.10, min_actions 1: one of 4
+    {
+        StandaloneOutcome o = failed_mtu();
+        SavedScontrol scontrol(listing);
+        EXPECT_EQ(drain_for_prolog(o, "node04", "job 12", options, actions, scontrol),
+                  outcome::DrainOutcome::refused);
+        EXPECT_TRUE(scontrol.updates.empty());
+        EXPECT_EQ(o.drain_outcome, "refused");
+        EXPECT_NE(o.drain_error.find("3 of 4 nodes in the partition batch"), std::string::npos)
+            << o.drain_error;
+        EXPECT_EQ(standalone_exit_code(o.verdict, OnError::allow), 1);
+        EXPECT_NE(termination_message("node04", o, 3).find("the circuit breaker refused"),
+                  std::string::npos);
+    }
+    {
+        actions.max_action_fraction = 1.0;  // the configuration allows it ...
+        StandaloneOutcome o = failed_mtu();
+        SavedScontrol scontrol(listing);
+        EXPECT_EQ(drain_for_prolog(o, "node04", "job 12", options, actions, scontrol),
+                  outcome::DrainOutcome::drained);
+        options.max_actions = 2;  // ... the flag's absolute cap does not
+        StandaloneOutcome o2 = failed_mtu();
+        EXPECT_EQ(drain_for_prolog(o2, "node04", "job 12", options, actions, scontrol),
+                  outcome::DrainOutcome::refused);
+        options.force = true;  // --force: drained, logged as overridden
+        StandaloneOutcome o3 = failed_mtu();
+        EXPECT_EQ(drain_for_prolog(o3, "node04", "job 12", options, actions, scontrol),
+                  outcome::DrainOutcome::drained);
+        EXPECT_EQ(scontrol.updates.size(), 2u);
+    }
+}
+
+}  // namespace
+}  // namespace preflight::agent
