@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <utility>
 
@@ -75,8 +74,7 @@ bool is_separator(char c) {
 
 // Splits the expression into items at separators outside brackets, skipping empty ones as Slurm
 // does ("a,,b" is a and b). Brackets are checked here, so that "gpu[1-2,login1" reports the
-// unclosed
-// '[' rather than whatever the range parser would trip over.
+// unclosed '[' rather than whatever the range parser would trip over.
 Result<std::vector<Item>> split_items(std::string_view expr) {
     std::vector<Item> items;
     std::optional<std::size_t> open;
