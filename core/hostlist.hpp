@@ -10,9 +10,14 @@
 
 namespace preflight::core {
 
-// Expands a hostlist expression; errors name the offending 1-based position ("unbalanced '[' at 4"
-// for "gpu[1-2"). Order is preserved; duplicates are kept as written; "" expands to no names; more
-// than 1,000,000 names is an error.
+// Expands a hostlist expression to the names `scontrol show hostnames` prints, in its order:
+// hosts are separated by ',', space, tab or newline outside brackets (empty items are skipped);
+// "[1-3,7]" lists zero-padded numbers (width of the lower bound); several bracket groups multiply;
+// duplicates are kept; text may follow the last bracket (Slurm 23.02.5 and later). Where Slurm
+// 22.05 would garble the input (an unclosed '[', a stray ']', "n[1-]", "n[+1]", blanks in a
+// range) this refuses it. Errors name the bad part and its 1-based position ("unbalanced '[' at
+// 4" for "gpu[1-2"). More than 1,000,000 names is an error. The table of patterns compared with
+// scontrol is tests/fixtures/hostlist/patterns.tsv.
 Result<std::vector<std::string>> expand_hostlist(std::string_view expr);
 
 // Compresses names into the shortest bracket form, grouping by prefix and zero-padding width,

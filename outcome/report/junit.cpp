@@ -17,19 +17,36 @@ struct Case {
     const NodeReport* report = nullptr;
 };
 
+// Both schemas want a plain non-negative decimal (Jenkins' SUREFIRE_TIME, Ant's xs:decimal).
 std::string seconds_text(double s) {
+    if (!(s >= 0.0) || s > 1e9) {
+        s = 0.0;
+    }
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3f", s);
     return buf;
 }
 
-// xs:dateTime wants "YYYY-MM-DDThh:mm:ss"; the Ant schema has no zone, so the trailing Z (all our
-// times are UTC) is dropped.
+// Ant's schema wants "YYYY-MM-DDThh:mm:ss" exactly (no fraction, no zone), so the trailing Z (all
+// our times are UTC) is dropped; anything else reads as the epoch rather than break the file.
 std::string ant_timestamp(const std::string& rfc3339) {
-    if (rfc3339.size() >= 19) {
-        return rfc3339.substr(0, 19);
+    static const char* const k_shape = "dddd-dd-ddTdd:dd:dd";
+    if (rfc3339.size() < 19) {
+        return "1970-01-01T00:00:00";
     }
-    return "1970-01-01T00:00:00";
+    for (std::size_t i = 0; i < 19; ++i) {
+        const char c = rfc3339[i];
+        const bool ok = k_shape[i] == 'd' ? (c >= '0' && c <= '9') : c == k_shape[i];
+        if (!ok) {
+            return "1970-01-01T00:00:00";
+        }
+    }
+    return rfc3339.substr(0, 19);
+}
+
+// Ant's schema types names as non-empty xs:token.
+std::string token_text(const std::string& text) {
+    return text.empty() ? std::string("(unnamed)") : xml_escape(text);
 }
 
 std::string reasons_of(const NodeReport& n) {
@@ -85,12 +102,12 @@ std::string render_junit(const RunReport& r) {
             cases.push_back(c);
         }
     }
-    int total = 0, failures = 0, errors = 0, skipped = 0;
     std::string body;
     for (const auto& check : checks) {
         const auto& cases = suites[check];
         int s_fail = 0, s_err = 0, s_skip = 0;
         std::string cases_xml;
+        std::string suite_out;
         for (const auto& c : cases) {
             const std::string detail = c.check ? c.check->detail : std::string();
             std::string metric;
@@ -104,46 +121,46 @@ std::string render_junit(const RunReport& r) {
                     }
                 }
             }
-            cases_xml += "    <testcase classname=\"preflight." + xml_escape(check) + "\" name=\"" +
-                         xml_escape(c.node) + "\" time=\"0.000\">";
+            cases_xml += "    <testcase classname=\"preflight." + token_text(check) + "\" name=\"" +
+                         token_text(c.node) + "\" time=\"0.000\"";
             const core::Verdict v = c.check ? c.check->verdict : core::Verdict::error;
             const std::string message =
                 c.check ? (detail.empty() ? metric : detail) : "no result for " + check;
             const std::string text = (metric.empty() ? "" : metric + "\n") + reasons_of(*c.report);
+            // Ant's schema allows at most one of failure, error, skipped in a testcase and no
+            // output of its own, so figures and warnings go to the suite's system-out.
             switch (v) {
                 case core::Verdict::fail:
                     ++s_fail;
-                    cases_xml += "\n      <failure message=\"" + xml_escape(message) +
-                                 "\" type=\"fail\">" + xml_escape(text) + "</failure>\n    ";
+                    cases_xml += ">\n      <failure message=\"" + xml_escape(message) +
+                                 "\" type=\"fail\">" + xml_escape(text) + "</failure>\n    " +
+                                 "</testcase>\n";
                     break;
                 case core::Verdict::error:
                     ++s_err;
-                    cases_xml += "\n      <error message=\"" + xml_escape(message) +
-                                 "\" type=\"error\">" + xml_escape(text) + "</error>\n    ";
+                    cases_xml += ">\n      <error message=\"" + xml_escape(message) +
+                                 "\" type=\"error\">" + xml_escape(text) + "</error>\n    " +
+                                 "</testcase>\n";
                     break;
                 case core::Verdict::skip:
                     ++s_skip;
-                    cases_xml += "\n      <skipped message=\"" + xml_escape(message) + "\"/>\n    ";
+                    cases_xml += ">\n      <skipped message=\"" + xml_escape(message) +
+                                 "\"/>\n    </testcase>\n";
                     break;
                 case core::Verdict::warn:
                     // JUnit has no "warning": the case passes and the finding stays visible.
-                    cases_xml += "\n      <system-out>warn: " + xml_escape(message) + "\n" +
-                                 xml_escape(text) + "</system-out>\n    ";
+                    cases_xml += "/>\n";
+                    suite_out += xml_escape(c.node + ": warn: " + message) + "\n";
                     break;
                 case core::Verdict::pass:
+                    cases_xml += "/>\n";
                     if (!metric.empty()) {
-                        cases_xml +=
-                            "\n      <system-out>" + xml_escape(metric) + "</system-out>\n    ";
+                        suite_out += xml_escape(c.node + ": " + metric) + "\n";
                     }
                     break;
             }
-            cases_xml += "</testcase>\n";
         }
-        total += static_cast<int>(cases.size());
-        failures += s_fail;
-        errors += s_err;
-        skipped += s_skip;
-        body += "  <testsuite name=\"" + xml_escape(check) + "\" tests=\"" +
+        body += "  <testsuite name=\"" + token_text(check) + "\" tests=\"" +
                 std::to_string(cases.size()) + "\" failures=\"" + std::to_string(s_fail) +
                 "\" errors=\"" + std::to_string(s_err) + "\" skipped=\"" + std::to_string(s_skip) +
                 "\" time=\"" + seconds_text(r.wall_seconds) + "\" timestamp=\"" +
@@ -152,13 +169,12 @@ std::string render_junit(const RunReport& r) {
         body += "    <properties>\n      <property name=\"run_id\" value=\"" +
                 xml_escape(r.run_id) + "\"/>\n    </properties>\n";
         body += cases_xml;
-        body += "    <system-out/>\n    <system-err/>\n  </testsuite>\n";
+        body += suite_out.empty() ? "    <system-out/>\n"
+                                  : "    <system-out>" + suite_out + "</system-out>\n";
+        body += "    <system-err/>\n  </testsuite>\n";
     }
-    std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    out += "<testsuites name=\"preflight " + xml_escape(r.run_id) + "\" tests=\"" +
-           std::to_string(total) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"" +
-           std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) + "\" time=\"" +
-           seconds_text(r.wall_seconds) + "\">\n";
+    // Ant's schema allows no attributes on <testsuites>; readers sum the suites.
+    std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
     out += body;
     out += "</testsuites>\n";
     return out;

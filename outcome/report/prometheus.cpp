@@ -1,16 +1,20 @@
 #include "outcome/report/prometheus.hpp"
-#include "core/check_spec.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 
+#include "core/check_spec.hpp"
+#include "outcome/report/build_info.hpp"
 #include "outcome/report/terminal.hpp"
 #include "outcome/tally.hpp"
 
 namespace preflight::outcome {
 
 namespace {
+
+// nccl-tests reports busBW in decimal GB/s (doc/PERFORMANCE.md): 1 GB = 1e9 bytes.
+constexpr double k_bytes_per_gigabyte = 1e9;
 
 constexpr core::Verdict k_verdicts[] = {core::Verdict::pass, core::Verdict::warn,
                                         core::Verdict::fail, core::Verdict::skip,
@@ -94,16 +98,22 @@ std::optional<double> unix_seconds(std::string_view s) {
 
 std::string render_prometheus(const RunReport& r) {
     std::string out;
-    family(out, "preflight_busbw_gbps",
-           "Bus bandwidth (nccl-tests busBW, decimal GB/s) measured for the node by a collective "
-           "check.");
+    family(out, "preflight_build_info",
+           "Version and commit of the preflight build that wrote this file (always 1).");
+    out += "preflight_build_info{version=\"" + prometheus_label_escape(build_version()) +
+           "\",commit=\"" + prometheus_label_escape(build_commit()) + "\"} 1\n";
+    // Base units, as Prometheus' naming practice asks: the report's decimal GB/s times 1e9.
+    family(out, "preflight_busbw_bytes_per_second",
+           "Bus bandwidth (nccl-tests busBW) measured for the node by a collective check, in "
+           "bytes per second.");
     for (const auto& n : r.nodes) {
         for (const auto& c : n.checks) {
             if (auto it = c.metrics.find(std::string(core::k_busbw_metric));
                 it != c.metrics.end()) {
-                out += "preflight_busbw_gbps{node=\"" + prometheus_label_escape(n.name) +
-                       "\",check=\"" + prometheus_label_escape(c.check) + "\"} " +
-                       value_text(it->second) + "\n";
+                out += "preflight_busbw_bytes_per_second{node=\"" +
+                       prometheus_label_escape(n.name) + "\",check=\"" +
+                       prometheus_label_escape(c.check) + "\"} " +
+                       value_text(it->second * k_bytes_per_gigabyte) + "\n";
             }
         }
     }

@@ -1,5 +1,9 @@
-// The Prometheus text exposition format (0.0.4) for node_exporter's textfile collector:
-//   preflight_busbw_gbps{node,check}       busBW per node and collective check (GB/s)
+// The Prometheus text exposition format (0.0.4) for node_exporter's textfile collector, names in
+// base units as Prometheus' naming practice asks (prometheus.io/docs/practices/naming):
+//   preflight_build_info{version,commit}   1; the preflight build that wrote the file
+//   preflight_busbw_bytes_per_second{node,check}  busBW per node and collective check
+//   (report.json's
+//                                          decimal GB/s times 1e9)
 //   preflight_node_verdict{node,verdict}   1 for the node's verdict, 0 for the other four
 //   preflight_check_verdict{node,check,verdict}  the same per check (1 only, to bound series)
 //   preflight_run_timestamp_seconds        finished_at as Unix time

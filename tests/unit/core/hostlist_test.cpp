@@ -33,6 +33,18 @@ TEST(ExpandHostlist, PlainNamesAndEmpty) {
     EXPECT_THAT(expand_ok("login1"), ElementsAre("login1"));
     EXPECT_THAT(expand_ok("a,b,c"), ElementsAre("a", "b", "c"));
     EXPECT_TRUE(expand_ok("").empty());
+    EXPECT_TRUE(expand_ok(" \t\n, ").empty());
+}
+
+// Slurm's hostlist_create splits at space, tab and ',' outside brackets and skips empty items;
+// a newline separates too (a file of names, one per line).
+TEST(ExpandHostlist, BlanksSeparateHostsAndEmptyItemsAreSkipped) {
+    EXPECT_THAT(expand_ok("gpu[01-02] gpu03"), ElementsAre("gpu01", "gpu02", "gpu03"));
+    EXPECT_THAT(expand_ok("a\tb\nc d"), ElementsAre("a", "b", "c", "d"));
+    EXPECT_THAT(expand_ok("a[1-2]\nb[1-2]"), ElementsAre("a1", "a2", "b1", "b2"));
+    EXPECT_THAT(expand_ok("a,,b"), ElementsAre("a", "b"));
+    EXPECT_THAT(expand_ok(",a,"), ElementsAre("a"));
+    EXPECT_THAT(expand_ok("  gpu[1-2]  ,, gpu3 ,"), ElementsAre("gpu1", "gpu2", "gpu3"));
 }
 
 TEST(ExpandHostlist, RangesKeepPaddingOfLowerBound) {
@@ -42,7 +54,9 @@ TEST(ExpandHostlist, RangesKeepPaddingOfLowerBound) {
     EXPECT_THAT(expand_ok("n[098-101]"), ElementsAre("n098", "n099", "n100", "n101"));
     // Width comes from the lower bound only, as scontrol show hostnames does.
     EXPECT_THAT(expand_ok("n[1-03]"), ElementsAre("n1", "n2", "n3"));
+    EXPECT_THAT(expand_ok("n[7-007]"), ElementsAre("n7"));
     EXPECT_THAT(expand_ok("n[00-02]"), ElementsAre("n00", "n01", "n02"));
+    EXPECT_THAT(expand_ok("a[01,2]"), ElementsAre("a01", "a2"));
     EXPECT_EQ(expand_ok("gpu[001-064]").size(), 64u);
     EXPECT_EQ(expand_ok("gpu[001-064]").back(), "gpu064");
 }
@@ -50,43 +64,66 @@ TEST(ExpandHostlist, RangesKeepPaddingOfLowerBound) {
 TEST(ExpandHostlist, SuffixAfterBracketAndSingleNumbers) {
     EXPECT_THAT(expand_ok("a[1-2]b"), ElementsAre("a1b", "a2b"));
     EXPECT_THAT(expand_ok("rack[7]-ib"), ElementsAre("rack7-ib"));
+    EXPECT_THAT(expand_ok("node[0001-0002]-int"), ElementsAre("node0001-int", "node0002-int"));
     EXPECT_THAT(expand_ok("[1-2]"), ElementsAre("1", "2"));
+    EXPECT_THAT(expand_ok("[5]"), ElementsAre("5"));
+    EXPECT_THAT(expand_ok("a,[1-2]"), ElementsAre("a", "1", "2"));
 }
 
 TEST(ExpandHostlist, MultipleRangesAndBrackets) {
     EXPECT_THAT(expand_ok("n[1-2,5,7-8]"), ElementsAre("n1", "n2", "n5", "n7", "n8"));
     EXPECT_THAT(expand_ok("r[1-2]n[1-2]"), ElementsAre("r1n1", "r1n2", "r2n1", "r2n2"));
+    EXPECT_THAT(expand_ok("rack[1-2]-gpu[01-02]"),
+                ElementsAre("rack1-gpu01", "rack1-gpu02", "rack2-gpu01", "rack2-gpu02"));
     EXPECT_THAT(expand_ok("a[1-2],b[3-4]x"), ElementsAre("a1", "a2", "b3x", "b4x"));
+    // Slurm's testsuite/expect/test2.20, in the order scontrol 22.05 prints them.
+    EXPECT_THAT(expand_ok("row[0,1]_rack[2-3]_blade[4,5]"),
+                ElementsAre("row0_rack2_blade4", "row0_rack2_blade5", "row1_rack2_blade4",
+                            "row1_rack2_blade5", "row0_rack3_blade4", "row0_rack3_blade5",
+                            "row1_rack3_blade4", "row1_rack3_blade5"));
 }
 
 TEST(ExpandHostlist, OrderAndDuplicatesKept) {
     EXPECT_THAT(expand_ok("n[3,1],n1"), ElementsAre("n3", "n1", "n1"));
+    EXPECT_THAT(expand_ok("n[1-3,2]"), ElementsAre("n1", "n2", "n3", "n2"));
+    EXPECT_THAT(expand_ok("tux[0,0,1]"), ElementsAre("tux0", "tux0", "tux1"));
 }
 
 TEST(ExpandHostlist, ErrorsNameProblemAndPosition) {
     EXPECT_EQ(expand_error("gpu[001-004"), "unbalanced '[' at 4");
     EXPECT_EQ(expand_error("gpu001]"), "unbalanced ']' at 7");
+    EXPECT_EQ(expand_error("n]"), "unbalanced ']' at 2");
+    EXPECT_EQ(expand_error("a]b[1]"), "unbalanced ']' at 2");
     EXPECT_EQ(expand_error("a,gpu[1-2,login1"), "unbalanced '[' at 6");
+    EXPECT_EQ(expand_error("a gpu[1-2 login1"), "unbalanced '[' at 6");
     EXPECT_EQ(expand_error("a[1[2]]"), "nested '[' at 4");
     EXPECT_EQ(expand_error("n[]"), "empty range at 3");
     EXPECT_EQ(expand_error("n[1,]"), "empty range at 5");
     EXPECT_EQ(expand_error("n[,1]"), "empty range at 3");
     EXPECT_EQ(expand_error("n[1-]"), "empty range at 5");
+    EXPECT_EQ(expand_error("x,n[1,,2]"), "empty range at 7");
     EXPECT_EQ(expand_error("n[5-3]"), "descending range '5-3' at 3");
     EXPECT_EQ(expand_error("n[1,10-9]"), "descending range '10-9' at 5");
     EXPECT_EQ(expand_error("n[1-x]"), "non-digit 'x' in range at 5");
     EXPECT_EQ(expand_error("n[a]"), "non-digit 'a' in range at 3");
     EXPECT_EQ(expand_error("n[1-2-3]"), "non-digit '-' in range at 6");
-    EXPECT_EQ(expand_error("n[1 ]"), "non-digit ' ' in range at 4");
-    EXPECT_EQ(expand_error("a,,b"), "empty host name at 3");
-    EXPECT_EQ(expand_error("a,"), "empty host name at 3");
-    EXPECT_EQ(expand_error(",a"), "empty host name at 1");
+    EXPECT_EQ(expand_error("n[1 ]"), "non-digit space in range at 4");
+    EXPECT_EQ(expand_error("n[1-2, 3]"), "non-digit space in range at 7");
+    EXPECT_EQ(expand_error("n[1,\t3]"), "non-digit tab in range at 5");
+    EXPECT_EQ(expand_error("n[+1]"), "non-digit '+' in range at 3");
+    EXPECT_EQ(expand_error("bgl[123x456]"), "non-digit 'x' in range at 8");
     EXPECT_THAT(expand_error("n[1234567890123456789]"), HasSubstr("number too long in range at 3"));
 }
 
+// Slurm's limits (MAX_RANGE, MAX_PREFIX_CNT in src/common/hostlist.{c,h}) and ours on the total.
 TEST(ExpandHostlist, AbsurdExpansionsAreRefused) {
+    EXPECT_EQ(expand_ok("n[1-65536]").size(), 65536u);
+    EXPECT_EQ(expand_error("n[0-65536]"), "more than 65536 names in range '0-65536' at 3");
     EXPECT_EQ(expand_error("n[0-999999999999]"),
-              "hostlist expands to more than 1000000 names at 2");
+              "more than 65536 names in range '0-999999999999' at 3");
+    EXPECT_EQ(expand_ok("n[1-40000,1-40000]").size(), 80000u);
+    EXPECT_EQ(expand_error("a[1-40000,1-30000]b[1]"),
+              "more than 65536 names in '[1-40000,1-30000]' before the last bracket at 2");
     EXPECT_EQ(expand_error("a,r[1-1000]n[1-1001]"),
               "hostlist expands to more than 1000000 names at 13");
     // Exactly at the cap is fine; one more across items is not.

@@ -120,7 +120,9 @@ TEST(InventoryFromHostlist, ExpandsAndValidates) {
         return std::string();
     };
     EXPECT_EQ(message("gpu[1-2"), "hostlist 'gpu[1-2': unbalanced '[' at 4");
-    EXPECT_THAT(message("gpu1,bad name"), HasSubstr("invalid node name 'bad name'"));
+    EXPECT_THAT(message("gpu1,bad:name"), HasSubstr("invalid node name 'bad:name'"));
+    // A blank separates hosts, as in Slurm.
+    EXPECT_EQ(inventory_from_hostlist("gpu1 gpu2").size(), 2u);
     EXPECT_EQ(message("n[1-2],n1"), "hostlist 'n[1-2],n1': duplicate node name 'n1'");
     EXPECT_EQ(message(""), "hostlist is empty");
 }
