@@ -19,8 +19,9 @@ packages=(
   iproute2 iperf3 nftables procps python3 bc
   # TLS certificates for tests and operators (scripts/tls_make_ca.sh)
   openssl
-  # report tests: HTML screenshot, JUnit schema validation (xmllint), `promtool check metrics`
-  chromium fonts-dejavu-core libxml2-utils prometheus
+  # report tests: HTML screenshot, JUnit schema validation (xmllint), `promtool check metrics`,
+  # report.json against docs/report.schema.json (python3-jsonschema)
+  chromium fonts-dejavu-core libxml2-utils prometheus python3-jsonschema
   # fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes
   clang libclang-rt-14-dev ccache
   # Slurm test bed (scripts/testbed/slurm_up.sh); never slurm-wlm-emulator (it replaces slurmd)

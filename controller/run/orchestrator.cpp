@@ -101,9 +101,11 @@ nlohmann::json effective_config(const core::RunConfig& cfg) {
         {"checks", cfg.checks},
         {"threshold_fraction", cfg.evaluation.threshold_fraction},
         {"min_cohort", cfg.evaluation.min_cohort},
+        {"max_relative_mad", cfg.evaluation.max_relative_mad},
         {"cohort_label", cfg.evaluation.cohort_label},
         {"max_action_fraction", cfg.actions.max_action_fraction},
         {"min_actions", cfg.actions.min_actions},
+        {"max_actions", cfg.actions.max_actions},
         {"action_targets", cfg.actions.targets},
     };
     if (!cfg.job.is_null()) {

@@ -148,6 +148,17 @@ std::string render_junit(const RunReport& r) {
                                  "\"/>\n    </testcase>\n";
                     break;
                 case core::Verdict::warn:
+                    if (c.check != nullptr && c.check->undecided != core::Undecided::none) {
+                        // Inconclusive or incomplete: not a pass, not a failure; CI tools show
+                        // a skipped case, with the kind first in its message.
+                        ++s_skip;
+                        cases_xml += ">\n      <skipped message=\"" +
+                                     xml_escape(std::string(core::to_string(
+                                                    c.check->undecided)) +
+                                                ": " + message) +
+                                     "\"/>\n    </testcase>\n";
+                        break;
+                    }
                     // JUnit has no "warning": the case passes and the finding stays visible.
                     cases_xml += "/>\n";
                     suite_out += xml_escape(c.node + ": warn: " + message) + "\n";

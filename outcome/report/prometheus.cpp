@@ -142,6 +142,13 @@ std::string render_prometheus(const RunReport& r) {
         out += "preflight_run_nodes{verdict=\"" + std::string(core::to_string(v)) + "\"} " +
                std::to_string(counts.of(v)) + "\n";
     }
+    family(out, "preflight_run_nodes_undecided",
+           "Nodes in the last preflight run with a result that decides nothing, by kind: "
+           "inconclusive (no sound reference) or incomplete (no partner); never acted on.");
+    out += "preflight_run_nodes_undecided{kind=\"inconclusive\"} " +
+           std::to_string(counts.inconclusive) + "\n";
+    out += "preflight_run_nodes_undecided{kind=\"incomplete\"} " +
+           std::to_string(counts.incomplete) + "\n";
     family(out, "preflight_run_exit_code", "Exit code of the last preflight run (0 all pass).");
     out += "preflight_run_exit_code " + std::to_string(r.exit_code) + "\n";
     family(out, "preflight_run_timestamp_seconds",

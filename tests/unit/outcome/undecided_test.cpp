@@ -86,7 +86,13 @@ TEST(Undecided, EveryReportSaysItPlainly) {
     EXPECT_THAT(render_terminal(r, false), HasSubstr("INCONCLUSIVE: 1 node(s)"));
     for (const auto& renderer : renderers()) {
         const std::string text = renderer.render(r);
-        if (renderer.format == "json") {
+        if (renderer.format == "junit") {
+            EXPECT_THAT(text, HasSubstr("<skipped message=\"inconclusive: undecided here\"/>"));
+            EXPECT_THAT(text, HasSubstr("<skipped message=\"incomplete: undecided here\"/>"));
+        } else if (renderer.format == "prom") {
+            EXPECT_THAT(text, HasSubstr("preflight_run_nodes_undecided{kind=\"inconclusive\"} 1"));
+            EXPECT_THAT(text, HasSubstr("preflight_run_nodes_undecided{kind=\"incomplete\"} 1"));
+        } else if (renderer.format == "json") {
             EXPECT_THAT(text, HasSubstr("\"undecided\": \"inconclusive\""));
             EXPECT_THAT(text, HasSubstr("\"inconclusive\": 1"));
         } else {
