@@ -306,9 +306,14 @@ std::vector<std::string> active_rdma_ports(const core::SysfsReader& sysfs) {
     for (const auto& dev : sysfs.list("/sys/class/infiniband")) {
         const std::string base = "/sys/class/infiniband/" + dev + "/ports";
         for (const auto& port : sysfs.list(base)) {
-            // "4: ACTIVE"; INIT, ARMED and DOWN ports are not used by NCCL.
+            // NCCL's IB transport takes ACTIVE ports ("4: ACTIVE") whose link layer is
+            // InfiniBand or Ethernet (net_ib init: IBV_PORT_ACTIVE, IBV_LINK_LAYER_*); EFA
+            // ("Unspecified") is left to its plugin. An unreadable link layer is not counted:
+            // a lower expectation can miss a fault, a higher one could fail a healthy node.
             const auto state = sysfs.read(base + "/" + port + "/state");
-            if (state && state->find("ACTIVE") != std::string::npos) {
+            const auto link = sysfs.read(base + "/" + port + "/link_layer");
+            if (state && state->find("ACTIVE") != std::string::npos && link &&
+                (*link == "InfiniBand" || *link == "Ethernet")) {
                 ports.push_back(dev + ":" + port);
             }
         }

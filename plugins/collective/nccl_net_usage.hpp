@@ -101,8 +101,9 @@ struct NetVerdict {
 // With several hosts, each is judged against the same expectation and the worst result wins.
 NetVerdict judge_net_usage(const NetUsage& usage, const NetExpectation& expected);
 
-// The node's RDMA ports whose state is ACTIVE, as "device:port", sorted, read from
-// <root>/sys/class/infiniband/*/ports/*/state ("4: ACTIVE"). Empty when there are none.
+// The node's RDMA ports NCCL's IB transport would take, as "device:port", sorted: state ACTIVE
+// ("4: ACTIVE") and link_layer InfiniBand or Ethernet under <root>/sys/class/infiniband/*/ports/*.
+// Empty when there are none.
 std::vector<std::string> active_rdma_ports(const core::SysfsReader& sysfs);
 
 // Reads one variable of NCCL's environment; nullopt when unset.

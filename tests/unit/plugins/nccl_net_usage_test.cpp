@@ -362,10 +362,14 @@ class NcclNetSysfs : public ::testing::Test {
         fs::remove_all(m_root);
     }
     void TearDown() override { fs::remove_all(m_root); }
-    void port(const std::string& dev, int p, const std::string& state) {
+    void port(const std::string& dev, int p, const std::string& state,
+              const std::string& link = "InfiniBand") {
         const auto dir = m_root / "sys/class/infiniband" / dev / "ports" / std::to_string(p);
         fs::create_directories(dir);
         std::ofstream(dir / "state") << state << "\n";
+        if (!link.empty()) {
+            std::ofstream(dir / "link_layer") << link << "\n";
+        }
     }
     fs::path m_root;
 };
@@ -375,8 +379,11 @@ TEST_F(NcclNetSysfs, ActivePortsOnly) {
     port("mlx5_1", 1, "1: DOWN");
     port("mlx5_2", 1, "4: ACTIVE");
     port("mlx5_2", 2, "2: INIT");
+    port("mlx5_bond_0", 1, "4: ACTIVE", "Ethernet");
+    port("rdmap16s27", 1, "4: ACTIVE", "Unspecified");  // EFA: its plugin's, not NCCL's IB
+    port("mlx5_9", 1, "4: ACTIVE", "");                 // link layer unreadable
     EXPECT_EQ(active_rdma_ports(core::SysfsReader(m_root)),
-              (std::vector<std::string>{"mlx5_0:1", "mlx5_2:1"}));
+              (std::vector<std::string>{"mlx5_0:1", "mlx5_2:1", "mlx5_bond_0:1"}));
     EXPECT_TRUE(active_rdma_ports(core::SysfsReader(m_root / "none")).empty());
 }
 
