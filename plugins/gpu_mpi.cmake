@@ -3,6 +3,9 @@
 target_sources(preflight_plugins PRIVATE
   collective/mpi_world.cpp
   collective/nccl_allreduce_spec.cpp
+  collective/nccl_debug_capture.cpp
+  collective/nccl_net_judge.cpp
+  collective/nccl_net_usage.cpp
   collective/nccl_rendezvous.cpp
   collective/step_watchdog.cpp
   exec/nccl_tests.cpp

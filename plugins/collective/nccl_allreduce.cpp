@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,7 +22,10 @@
 #include <nccl.h>
 
 #include "core/busbw.hpp"
+#include "core/sysfs.hpp"
+#include "plugins/collective/nccl_debug_capture.hpp"
 #include "plugins/collective/nccl_local_ranks.hpp"
+#include "plugins/collective/nccl_net_usage.hpp"
 #include "plugins/collective/nccl_rendezvous.hpp"
 #include "plugins/collective/step_watchdog.hpp"
 #include "plugins/gpu/cuda_status.hpp"
@@ -40,6 +45,29 @@ using nccl::make_result;
 using nccl::ScopedEnv;
 using nccl::settle;
 using nccl::wait_streams;
+
+std::optional<std::string> env_value(const std::string& name) {
+    const char* value = std::getenv(name.c_str());
+    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+}
+
+// The NIC-use rule on what NCCL logged during communicator init (nccl_net_usage.hpp).
+NetVerdict judge_nccl_nic_use(const CheckContext& ctx, const nlohmann::json& params,
+                              const std::string& not_captured) {
+    const auto expected = net_expectation(params.at("expect_rdma_nics").get<long long>(),
+                                          core::SysfsReader(ctx.sysfs_root), env_value);
+    if (!expected) {
+        return {NetVerdictKind::none, "", -1};  // the rule is off: nothing to say
+    }
+    if (!not_captured.empty()) {
+        return {NetVerdictKind::none, "NCCL's log not read: " + not_captured, -1};
+    }
+    const auto text = NcclDebugCapture::instance().read();
+    if (!text) {
+        return {NetVerdictKind::none, "NCCL wrote no INFO log", -1};
+    }
+    return judge_net_usage(parse_nccl_net_lines(*text), *expected);
+}
 
 }  // namespace
 
@@ -114,6 +142,13 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
                                               static_cast<long long>(k_period) <
                                           (1LL << 24);
 
+    // NCCL's INFO log (network and NIC choice) goes to a private file, set before the first NCCL
+    // call of the process; the variables are restored after the run.
+    ScopedEnv env;
+    const std::string not_captured = NcclDebugCapture::instance().arm(
+        env_value,
+        [&env](const std::string& name, const std::string& value) { env.set(name, value); });
+
     // The unique id: rank 0 creates it; the others read it from the controller's store.
     ncclUniqueId id{};
     if (group && nodes > 1) {
@@ -136,7 +171,6 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
         return make_result(core::Verdict::error, nccl_error("ncclGetUniqueId", rc).message);
     }
 
-    ScopedEnv env;
     env.set("NCCL_ALGO", params.at("algo").get<std::string>());
     env.set("NCCL_PROTO", params.at("proto").get<std::string>());
 
@@ -203,6 +237,8 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
         !st) {
         return fail_step(st);
     }
+
+    const NetVerdict nic_use = judge_nccl_nic_use(ctx, params, not_captured);
 
     std::vector<long long> wrong(gpus, 0);
     std::string first_error;
@@ -310,6 +346,7 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
         result.detail = "data check failed: " + std::to_string(total_wrong) +
                         " wrong elements over all ranks" +
                         (first_error.empty() ? std::string() : "; here " + first_error);
+        fold_net_verdict(result, nic_use);
         return result;
     }
     if (!(mean_seconds > 0.0)) {
@@ -328,6 +365,7 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
                : check_data ? ", not verified (too many ranks for exact float32 sums)"
                             : ", not verified");
     result.detail = detail.str();
+    fold_net_verdict(result, nic_use);
     return result;
 }
 

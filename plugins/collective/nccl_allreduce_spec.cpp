@@ -39,6 +39,9 @@ core::CheckSpec NcclAllreduceCheck::check_spec(Scope scope) {
                  "watchdog limit for each later step (data check, warm-up, timed loop, result "
                  "exchange)",
                  "s"},
+                {"expect_rdma_nics", ParamType::integer, -1,
+                 "RDMA ports NCCL must use on this node; -1 counts the ACTIVE ports in "
+                 "/sys/class/infiniband, 0 turns the rule off (read from NCCL's INFO log)"},
                 {"timeout_s", ParamType::number, 600.0, "deadline of the whole check", "s"},
             },
         // Both are judged against the cohort median, the local one too: a node whose GPUs or
