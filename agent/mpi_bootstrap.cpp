@@ -338,7 +338,7 @@ int mpi_bootstrap_main(int argc, char** argv) {
         }
         const auto status = controller.exit_status();
         rc = status && WIFEXITED(*status) ? WEXITSTATUS(*status)
-                                             : core::to_int(core::ExitCode::run_error);
+                                          : core::to_int(core::ExitCode::run_error);
     }
     MPI_Finalize();
     return rc;

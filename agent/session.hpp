@@ -25,7 +25,7 @@ struct AgentOptions {
 // which says nothing about the node.
 inline constexpr int k_agent_ok = core::to_int(core::ExitCode::ok);  // controller said shutdown
 inline constexpr int k_agent_failed = core::to_int(core::ExitCode::run_error);  // lost/unreached
-inline constexpr int k_agent_usage = core::to_int(core::ExitCode::usage);  // bad options
+inline constexpr int k_agent_usage = core::to_int(core::ExitCode::usage);       // bad options
 inline constexpr int k_agent_rejected =
     core::to_int(core::ExitCode::run_error);  // authentication refused (either way, TLS included)
 

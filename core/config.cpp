@@ -105,8 +105,8 @@ class ConfigParser {
 
     void parse_evaluation(const YAML::Node& node, EvaluationConfig& out) const {
         yaml::reject_unknown_keys(m_file, node, "evaluation",
-                                  {"threshold_fraction", "min_cohort", "max_relative_mad", "cohort_label",
-                                   "floors", "topology_file", "topology_label"});
+                                  {"threshold_fraction", "min_cohort", "max_relative_mad",
+                                   "cohort_label", "floors", "topology_file", "topology_label"});
         if (auto n =
                 yaml::get(m_file, node, "threshold_fraction", "evaluation.threshold_fraction")) {
             out.threshold_fraction = yaml::as_double(m_file, n, "evaluation.threshold_fraction");

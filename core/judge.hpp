@@ -60,7 +60,7 @@ struct Sample {
 struct Judgement {
     std::string node;
     double value = 0.0;
-    Verdict verdict = Verdict::pass;  // pass, fail, or warn (inconclusive: see undecided)
+    Verdict verdict = Verdict::pass;        // pass, fail, or warn (inconclusive: see undecided)
     Undecided undecided = Undecided::none;  // inconclusive when the cohort could not judge it
     Reference reference;
     std::optional<double> fraction_of_median;

@@ -75,10 +75,9 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
     b.max_action_fraction =
         std::clamp(std::isfinite(policy.max_fraction) ? policy.max_fraction : 0.0, 0.0, 1.0);
     // Reference nodes are partners, never targets: they do not count as candidates either.
-    b.candidates = static_cast<int>(
-        std::count_if(report.nodes.begin(), report.nodes.end(), [](const NodeReport& n) {
-            return !n.reference;
-        }));
+    b.candidates =
+        static_cast<int>(std::count_if(report.nodes.begin(), report.nodes.end(),
+                                       [](const NodeReport& n) { return !n.reference; }));
     // No target (a certification run, which decides itself): nothing is planned, nothing trips.
     b.planned = targets.empty() ? 0 : static_cast<int>(failed.size());
     b.allowed = allowed_actions(policy, b.candidates);

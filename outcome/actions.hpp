@@ -32,7 +32,8 @@ inline constexpr std::string_view k_breaker_error = "circuit breaker tripped";
 //  - any other target: an action with kind "none" and an error naming the unknown target.
 // The circuit breaker trips when the failed nodes outnumber allowed_actions (breaker.hpp):
 // max(min_actions, floor(max_action_fraction * nodes)), at most max_actions; the actions are still
-// planned (never on reference nodes, which the breaker does not count either) but carry the error "circuit breaker tripped" and are never applied.
+// planned (never on reference nodes, which the breaker does not count either) but carry the error
+// "circuit breaker tripped" and are never applied.
 void plan_actions(RunReport& report, const core::ActionsConfig& cfg);
 
 // With --force: a tripped breaker is overridden — its refusal is lifted from the actions, the
@@ -40,9 +41,10 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg);
 void force_past_breaker(RunReport& report);
 
 // The process exit code (core::ExitCode as an int): breaker when the breaker tripped and was not
-// forced, or when an action was refused by the breaker at the sink, else failed when any node failed, else inconclusive when any node is error or has an
-// inconclusive result, else incomplete when a check could not be completed (no partner), else
-// warnings when any node warns, else ok. Reference nodes count like any other.
+// forced, or when an action was refused by the breaker at the sink, else failed when any node
+// failed, else inconclusive when any node is error or has an inconclusive result, else incomplete
+// when a check could not be completed (no partner), else warnings when any node warns, else ok.
+// Reference nodes count like any other.
 int exit_code_for(const RunReport& report);
 
 }  // namespace preflight::outcome

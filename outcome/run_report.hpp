@@ -20,7 +20,7 @@ struct NodeCheck {
     std::string check;
     core::Verdict verdict = core::Verdict::error;
     core::Undecided undecided = core::Undecided::none;  // warn that decides nothing: why
-    std::map<std::string, double> metrics;  // e.g. busbw_gbps, speed_mbps
+    std::map<std::string, double> metrics;              // e.g. busbw_gbps, speed_mbps
     std::string detail;
     std::optional<double> median;              // cohort median of the judged metric
     std::optional<double> mad;                 // cohort MAD of the judged metric

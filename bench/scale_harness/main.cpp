@@ -145,5 +145,6 @@ int main(int argc, char** argv) {
         summary.steps);
     return summary.lost == 0 && summary.rejected == 0 && summary.shut_down == summary.nodes
                ? preflight::core::to_int(preflight::core::ExitCode::ok)
-               : preflight::core::to_int(preflight::core::ExitCode::run_error);  // agents lost or rejected
+               : preflight::core::to_int(
+                     preflight::core::ExitCode::run_error);  // agents lost or rejected
 }

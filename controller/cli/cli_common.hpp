@@ -29,7 +29,7 @@ void override_controller_address(core::ControllerConfig& controller, const std::
 // `preflight certify` arguments, for both schedulers (cli_certify.cpp parses them).
 struct CertifyArgs {
     bool k8s = false;
-    std::string nodes;  // Slurm: required; k8s: default the nodes tainted uncertified
+    std::string nodes;            // Slurm: required; k8s: default the nodes tainted uncertified
     std::string reference_nodes;  // known-good partners for the collectives (hostlist)
     std::string config;
     std::string report_dir;

@@ -43,10 +43,9 @@ int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bo
             // A candidate named as a reference too is a partner, not a candidate.
             options.nodes.erase(std::remove_if(options.nodes.begin(), options.nodes.end(),
                                                [&](const std::string& name) {
-                                                   return std::find(
-                                                              options.reference_nodes.begin(),
-                                                              options.reference_nodes.end(),
-                                                              name) !=
+                                                   return std::find(options.reference_nodes.begin(),
+                                                                    options.reference_nodes.end(),
+                                                                    name) !=
                                                           options.reference_nodes.end();
                                                }),
                                 options.nodes.end());

@@ -149,8 +149,9 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
         if (it == info->end() || it->second.drained() || it->second.down()) {
             report.error = "reference node " + ref +
                            (it == info->end() ? " is unknown to Slurm"
-                                              : " is " + it->second.state + ", not a known-good "
-                                                                            "partner");
+                                              : " is " + it->second.state +
+                                                    ", not a known-good "
+                                                    "partner");
             raise_exit(report.exit_code, core::ExitCode::inconclusive);
             return report;
         }
@@ -175,8 +176,7 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
     report.reservation = "preflight-certify-" + report.run_id;
     const std::string user = options.user.empty() ? effective_user() : options.user;
     std::vector<std::string> reserved = candidates;
-    reserved.insert(reserved.end(), options.reference_nodes.begin(),
-                    options.reference_nodes.end());
+    reserved.insert(reserved.end(), options.reference_nodes.begin(), options.reference_nodes.end());
     auto created = slurm.run({"create", "reservation", "ReservationName=" + report.reservation,
                               "Nodes=" + core::compress_hostlist(reserved), "StartTime=now",
                               fmt::format("Duration={}", std::max(1, options.reservation_minutes)),

@@ -33,8 +33,8 @@ struct CertifyOptions {
     // Known-good, idle partners for the collective checks (also in run.nodes, marked reference):
     // reserved with the candidates, never resumed, drained or certified.
     std::vector<std::string> reference_nodes;
-    RunOptions run;                  // config, report dir, agent, advertise, srun options
-    bool apply = false;              // without it: say what would be done, change nothing
+    RunOptions run;      // config, report dir, agent, advertise, srun options
+    bool apply = false;  // without it: say what would be done, change nothing
     std::string scontrol = "scontrol";
     int reservation_minutes = 30;  // Duration= of the reservation (a safety net; deleted anyway)
     std::string user;              // Users= of the reservation (default: the effective user)
@@ -45,8 +45,8 @@ struct CertifyNode {
     // certified, failed, skipped, would-certify, error, incomplete (no partner for a collective:
     // left drained, exit 6) or inconclusive (left drained, exit 4)
     std::string outcome;
-    std::string before;   // state and reason before
-    std::string detail;   // why, or the new drain reason
+    std::string before;  // state and reason before
+    std::string detail;  // why, or the new drain reason
 };
 
 struct CertifyReport {

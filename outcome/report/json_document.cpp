@@ -242,9 +242,9 @@ RunReport report_from(const J& j) {
                 NodeCheck c;
                 c.check = name;
                 c.verdict = verdict_at(jc, "verdict");
-                c.undecided = core::undecided_from_string(
-                                  value_at<std::string>(jc, "undecided", "none"))
-                                  .value_or(core::Undecided::inconclusive);
+                c.undecided =
+                    core::undecided_from_string(value_at<std::string>(jc, "undecided", "none"))
+                        .value_or(core::Undecided::inconclusive);
                 if (auto m = jc.find("metrics"); m != jc.end() && m->is_object()) {
                     for (const auto& [metric, value] : m->items()) {
                         if (value.is_number()) {

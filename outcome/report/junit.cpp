@@ -153,8 +153,7 @@ std::string render_junit(const RunReport& r) {
                         // a skipped case, with the kind first in its message.
                         ++s_skip;
                         cases_xml += ">\n      <skipped message=\"" +
-                                     xml_escape(std::string(core::to_string(
-                                                    c.check->undecided)) +
+                                     xml_escape(std::string(core::to_string(c.check->undecided)) +
                                                 ": " + message) +
                                      "\"/>\n    </testcase>\n";
                         break;

@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "core/process.hpp"
+#include "core/sysfs.hpp"
+#include "plugins/collective/nccl_net_usage.hpp"
 #include "plugins/exec/nccl_tests_parser.hpp"
 #include "plugins/exec/nccl_tests_probe.hpp"
 
@@ -35,6 +37,26 @@ std::string find_executable(const std::string& name) {
         }
     }
     return {};
+}
+
+// NCCL's NIC use on this node, from the NET lines in the output (other hosts' lines, from a
+// multi-node launcher, are judged by their own nodes).
+NetVerdict nic_use(const CheckContext& ctx, const nlohmann::json& params,
+                   const std::string& output) {
+    auto env = [](const std::string& name) -> std::optional<std::string> {
+        const char* value = std::getenv(name.c_str());
+        return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+    };
+    auto expected = net_expectation(params.at("expect_rdma_nics").get<long long>(),
+                                    core::SysfsReader(ctx.sysfs_root), env);
+    if (!expected) {
+        return {NetVerdictKind::none, "", -1};  // the rule is off
+    }
+    char host[256] = {};
+    if (::gethostname(host, sizeof(host) - 1) == 0) {
+        expected->host = host;
+    }
+    return judge_net_usage(parse_nccl_net_lines(output), *expected);
 }
 
 }  // namespace
@@ -64,11 +86,14 @@ core::CheckSpec NcclTestsCheck::check_spec() {
                 {"extra_args", ParamType::string_list, nlohmann::json::array(),
                  "further arguments for the binary"},
                 {"timeout_s", ParamType::number, 600.0, "the binary is killed after this", "s"},
+                {"expect_rdma_nics", ParamType::integer, -1LL,
+                 "RDMA ports NCCL must use (from its NET/IB lines, logged at INFO unless "
+                 "NCCL_DEBUG is set); -1: the node's ACTIVE ports; 0: off"},
             },
-        // Judged on the node against its own output (data errors, missing rows); never
-        // fleet-relative.
+        // Judged on the node against its own output (data errors, missing rows, NCCL's NIC
+        // use), and its busBW against the cohort and any floor by the controller's judge.
         .metric = {std::string(core::k_busbw_metric), "GB/s"},
-        .judged = core::Judged::absolute,
+        .judged = core::Judged::both,
     };
 }
 
@@ -136,6 +161,11 @@ core::CheckResult NcclTestsCheck::run_impl(const CheckContext& ctx, const nlohma
     } cleanup{dir};
 
     core::ProcessOptions options;
+    if (std::getenv("NCCL_DEBUG") == nullptr && std::getenv("NCCL_DEBUG_FILE") == nullptr) {
+        // NCCL's network selection lines, for the NIC-use rule; the operator's settings win.
+        options.env["NCCL_DEBUG"] = "INFO";
+        options.env["NCCL_DEBUG_SUBSYS"] = "INIT,NET,ENV";
+    }
     const double limit = std::min(params.at("timeout_s").get<double>(), ctx.seconds_left());
     options.timeout = std::chrono::milliseconds(static_cast<long long>(limit * 1000));
     const auto argv = command(params, binary, json_path);
@@ -179,6 +209,7 @@ core::CheckResult NcclTestsCheck::run_impl(const CheckContext& ctx, const nlohma
     if (parsed.avg_busbw) {
         result.metrics["sweep_avg_busbw_gbps"] = *parsed.avg_busbw;  // reported, never judged
     }
+    fold_net_verdict(result, nic_use(ctx, params, ran->output));
     return result;
 }
 

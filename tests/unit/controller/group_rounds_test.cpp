@@ -169,11 +169,13 @@ TEST(GroupRounds, SlowNodeInACohortOfFiveIsConfirmed) {
     }
 }
 
-TEST(GroupRounds, SingleNodeIsSkippedWithAReason) {
+TEST(GroupRounds, SingleNodeIsIncompleteNeverAPass) {
     SimFabric f;
     f.rate["h1"] = 0.048;
     auto o = run(f, {"h1"});
-    EXPECT_EQ(o.per_node.at("h1").verdict, Verdict::skip);
+    EXPECT_EQ(o.per_node.at("h1").verdict, Verdict::warn);
+    EXPECT_EQ(o.per_node.at("h1").undecided, preflight::core::Undecided::incomplete);
+    EXPECT_THAT(o.per_node.at("h1").detail, ::testing::HasSubstr("--reference-nodes"));
     EXPECT_THAT(o.per_node.at("h1").detail, ::testing::HasSubstr("no partner"));
     EXPECT_EQ(f.calls, 0);
 }

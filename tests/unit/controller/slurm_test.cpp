@@ -161,11 +161,10 @@ TEST(Certify, PlanOnlyChangesNothing) {
     bool ran = false;
     auto options = certify_options({"n1", "n2"}, false);
     options.run.config.checks = {"link.netdev"};  // one candidate: node-local checks only
-    auto report =
-        certify_slurm(options, slurm, [&](const RunOptions&) {
-            ran = true;
-            return outcome::RunReport{};
-        });
+    auto report = certify_slurm(options, slurm, [&](const RunOptions&) {
+        ran = true;
+        return outcome::RunReport{};
+    });
     EXPECT_FALSE(ran);
     EXPECT_EQ(report.nodes[0].outcome, "would-certify");
     EXPECT_EQ(report.nodes[1].outcome, "skipped");

@@ -155,7 +155,8 @@ TEST(Config, UnknownKeysAtEveryDepth) {
               "deadlines, controller, checks, params, job, k8s)");
     EXPECT_EQ(error_of("evaluation:\n  threshold: 0.9\n"),
               "run.yaml:2:3: unknown key 'threshold' in 'evaluation' (allowed: "
-              "threshold_fraction, min_cohort, cohort_label, floors, topology_file, "
+              "threshold_fraction, min_cohort, max_relative_mad, cohort_label, floors, "
+              "topology_file, "
               "topology_label)");
     EXPECT_EQ(error_of("actions: {targets: [slurm], dry_run: true}\n"),
               "run.yaml:1:29: unknown key 'dry_run' in 'actions' (allowed: targets, "

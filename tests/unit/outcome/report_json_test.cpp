@@ -100,8 +100,10 @@ TEST(ReportJson, TopLevelFields) {
     EXPECT_EQ(j.at("apply"), false);
     EXPECT_EQ(j.at("exit_code"), 1);
     EXPECT_EQ(j.at("config").at("evaluation").at("threshold_fraction"), 0.9);
-    EXPECT_EQ(j.at("summary"),
-              json::parse(R"({"pass":1,"warn":0,"fail":1,"skip":0,"error":1,"total":3})"));
+    EXPECT_EQ(
+        j.at("summary"),
+        json::parse(
+            R"({"pass":1,"warn":0,"fail":1,"skip":0,"error":1,"total":3,"inconclusive":0,"incomplete":0})"));
 }
 
 TEST(ReportJson, Nodes) {

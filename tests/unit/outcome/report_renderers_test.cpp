@@ -123,10 +123,25 @@ RunReport hostile_report() {
 const char* const k_fixtures[] = {"run_1_node", "run_8_nodes"};
 
 TEST(ReportFromJson, RoundTripsSavedReportsExactly) {
+    // The saved reports were written before the undecided fields existed: they read back with
+    // those at their defaults, and render exactly as saved apart from them.
     for (const char* name : k_fixtures) {
         const std::string text = read_text(fixture_path(std::string(name) + ".json"));
         const RunReport r = report_from_json(nlohmann::ordered_json::parse(text));
-        EXPECT_EQ(render_json(r), text) << name;
+        auto rendered = nlohmann::ordered_json::parse(render_json(r));
+        EXPECT_EQ(rendered["summary"]["inconclusive"], 0) << name;
+        EXPECT_EQ(rendered["summary"]["incomplete"], 0) << name;
+        rendered["summary"].erase("inconclusive");
+        rendered["summary"].erase("incomplete");
+        for (auto& node : rendered["nodes"]) {
+            EXPECT_EQ(node["reference"], false) << name;
+            node.erase("reference");
+            for (auto& [check, c] : node["checks"].items()) {
+                EXPECT_EQ(c["undecided"], "none") << name << " " << check;
+                c.erase("undecided");
+            }
+        }
+        EXPECT_EQ(rendered.dump(2) + "\n", text) << name;
     }
 }
 

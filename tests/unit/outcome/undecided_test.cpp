@@ -16,8 +16,7 @@ using core::Undecided;
 using core::Verdict;
 using ::testing::HasSubstr;
 
-NodeReport node(const std::string& name, Verdict verdict,
-                Undecided undecided = Undecided::none) {
+NodeReport node(const std::string& name, Verdict verdict, Undecided undecided = Undecided::none) {
     NodeReport n;
     n.name = name;
     n.verdict = verdict;
@@ -41,22 +40,22 @@ TEST(Undecided, ExitCodes) {
     EXPECT_EQ(exit_code_for(run_of({node("a", Verdict::pass), node("b", Verdict::pass)})), 0);
     EXPECT_EQ(exit_code_for(run_of({node("a", Verdict::pass), node("b", Verdict::warn)})), 5);
     EXPECT_EQ(exit_code_for(run_of({node("a", Verdict::warn, Undecided::incomplete)})), 6);
-    EXPECT_EQ(exit_code_for(run_of({node("a", Verdict::pass),
-                                    node("b", Verdict::warn, Undecided::inconclusive)})),
+    EXPECT_EQ(exit_code_for(run_of(
+                  {node("a", Verdict::pass), node("b", Verdict::warn, Undecided::inconclusive)})),
               4);
     // Inconclusive outranks incomplete; a failure outranks both.
     EXPECT_EQ(exit_code_for(run_of({node("a", Verdict::warn, Undecided::incomplete),
                                     node("b", Verdict::warn, Undecided::inconclusive)})),
               4);
-    EXPECT_EQ(exit_code_for(run_of({node("a", Verdict::fail),
-                                    node("b", Verdict::warn, Undecided::inconclusive)})),
+    EXPECT_EQ(exit_code_for(run_of(
+                  {node("a", Verdict::fail), node("b", Verdict::warn, Undecided::inconclusive)})),
               1);
 }
 
 TEST(Undecided, TallyCountsNodesApartFromVerdicts) {
-    auto t = tally(run_of({node("a", Verdict::warn, Undecided::inconclusive),
-                           node("b", Verdict::warn, Undecided::incomplete),
-                           node("c", Verdict::warn)}));
+    auto t =
+        tally(run_of({node("a", Verdict::warn, Undecided::inconclusive),
+                      node("b", Verdict::warn, Undecided::incomplete), node("c", Verdict::warn)}));
     EXPECT_EQ(t.warn, 3);
     EXPECT_EQ(t.inconclusive, 1);
     EXPECT_EQ(t.incomplete, 1);
@@ -73,14 +72,15 @@ TEST(Undecided, NoActionOnUndecidedOrReferenceNodes) {
 }
 
 TEST(Undecided, EveryReportSaysItPlainly) {
-    auto r = run_of({node("gpu01", Verdict::warn, Undecided::inconclusive),
-                     node("gpu02", Verdict::warn, Undecided::incomplete),
-                     node("gpu03", Verdict::pass)});
+    auto r =
+        run_of({node("gpu01", Verdict::warn, Undecided::inconclusive),
+                node("gpu02", Verdict::warn, Undecided::incomplete), node("gpu03", Verdict::pass)});
     auto notices = undecided_notices(r);
     ASSERT_EQ(notices.size(), 2u);
-    EXPECT_EQ(notices[0],
-              "INCONCLUSIVE: 1 node(s) could not be judged (their cohort was too small or too noisy "
-              "for a sound median): gpu01. No action was taken on them.");
+    EXPECT_EQ(
+        notices[0],
+        "INCONCLUSIVE: 1 node(s) could not be judged (their cohort was too small or too noisy "
+        "for a sound median): gpu01. No action was taken on them.");
     EXPECT_THAT(notices[1], HasSubstr("INCOMPLETE: 1 node(s) had no partner"));
     EXPECT_THAT(notices[1], HasSubstr("gpu02"));
     EXPECT_THAT(render_terminal(r, false), HasSubstr("INCONCLUSIVE: 1 node(s)"));

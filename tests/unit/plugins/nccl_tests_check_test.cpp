@@ -136,5 +136,32 @@ TEST_F(NcclTestsCheckTest, HungBinaryIsKilledAtTheTimeout) {
     EXPECT_NE(r.detail.find("timed out"), std::string::npos) << r.detail;
 }
 
+TEST_F(NcclTestsCheckTest, NcclUsingFewerRdmaNicsThanExpectedFails) {
+    // NCCL's own line (the format of NVIDIA/nccl-tests#185, tests/fixtures/nccl_net/) for this
+    // host, with one RoCE port where the operator expects two; NCCL_DEBUG=INFO is asked for.
+    const std::string net_line =
+        "echo \"$(hostname | cut -d. -f1):4242:4242 [0] NCCL INFO NET/IB : Using "
+        "[0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\"\n"
+        "echo \"$NCCL_DEBUG $NCCL_DEBUG_SUBSYS\" > '" +
+        (m_dir / "env").string() + "'\n";
+    auto two =
+        run({{"binary", fake("single_node_8gpu.txt", "", 0, net_line)}, {"expect_rdma_nics", 2}});
+    EXPECT_EQ(two.verdict, core::Verdict::fail) << two.detail;
+    EXPECT_NE(two.detail.find("mlx5_0:1"), std::string::npos) << two.detail;
+    EXPECT_DOUBLE_EQ(two.metrics.at("nccl_rdma_nics"), 1.0);
+    EXPECT_GT(two.metrics.at("busbw_gbps"), 0.0);  // the figure is still reported
+    std::ifstream env(m_dir / "env");
+    std::string seen;
+    std::getline(env, seen);
+    EXPECT_EQ(seen, "INFO INIT,NET,ENV");
+
+    auto one =
+        run({{"binary", fake("single_node_8gpu.txt", "", 0, net_line)}, {"expect_rdma_nics", 1}});
+    EXPECT_EQ(one.verdict, core::Verdict::pass) << one.detail;
+    // Without any NET line (logging off) the rule says nothing and never fails.
+    auto quiet = run({{"binary", fake("single_node_8gpu.txt", "", 0)}, {"expect_rdma_nics", 2}});
+    EXPECT_EQ(quiet.verdict, core::Verdict::pass) << quiet.detail;
+}
+
 }  // namespace
 }  // namespace preflight::plugins

@@ -95,15 +95,18 @@ TEST(Registry, CollectivesAreJudgedOnBusbwAgainstTheFleet) {
             EXPECT_EQ(spec.metric.name, core::k_busbw_metric) << spec.name;
             EXPECT_EQ(spec.metric.unit, "GB/s") << spec.name;
             EXPECT_TRUE(spec.fleet_judged()) << spec.name;
-        } else {
+        } else if (spec.name != "exec.nccl_tests") {
             EXPECT_EQ(spec.judged, core::Judged::absolute) << spec.name;
             EXPECT_FALSE(spec.fleet_judged()) << spec.name;
         }
     }
+    // nccl-tests judges its own output (data errors) and its busBW goes to the judge too (cohort
+    // median, SKU floors): both.
     const auto* nccl_tests = find_check_spec("exec.nccl_tests");
     ASSERT_NE(nccl_tests, nullptr);
     EXPECT_EQ(nccl_tests->metric.name, core::k_busbw_metric);
-    EXPECT_FALSE(nccl_tests->fleet_judged());
+    EXPECT_EQ(nccl_tests->judged, core::Judged::both);
+    EXPECT_TRUE(nccl_tests->fleet_judged());
 #if PREFLIGHT_WITH_NCCL
     const auto* local = find_check_spec("collective.nccl_allreduce_local");
     ASSERT_NE(local, nullptr);
@@ -153,7 +156,12 @@ TEST(Registry, UnitsAreDeclaredWhereTheNameSaysOne) {
                 return n.size() >= suffix.size() &&
                        n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0;
             };
-            if (ends("_s")) {
+            if (ends("_per_s")) {
+                // A rate: its unit says what is counted per second (frames/s, packets/s).
+                EXPECT_TRUE(param.unit.size() > 2 &&
+                            param.unit.compare(param.unit.size() - 2, 2, "/s") == 0)
+                    << entry.spec.name << ": " << n << " [" << param.unit << "]";
+            } else if (ends("_s")) {
                 EXPECT_EQ(param.unit, "s") << entry.spec.name << ": " << n;
             } else if (ends("_ms")) {
                 EXPECT_EQ(param.unit, "ms") << entry.spec.name << ": " << n;
