@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -140,8 +141,12 @@ core::CheckResult NcclTestsCheck::run_impl(const CheckContext& ctx, const nlohma
     std::string json_path;
     std::filesystem::path dir;
     // Probed without the launcher: -h is answered before MPI starts.
-    if (params.at("json").get<bool>() &&
-        nccl_tests_supports_json(binary, std::chrono::milliseconds(5000))) {
+    // The probe has its own short deadline, inside the check's: a binary that hangs on -h must
+    // not eat the budget (or outlive it).
+    const auto probe_ms =
+        static_cast<long long>(std::clamp(ctx.seconds_left() / 4, 0.0, 5.0) * 1000);
+    if (params.at("json").get<bool>() && probe_ms > 0 &&
+        nccl_tests_supports_json(binary, std::chrono::milliseconds(probe_ms))) {
         // nccl-tests opens the file with "wx" and picks another name if it exists: use a fresh
         // directory so the name is ours.
         char templ[] = "/tmp/preflight-nccl-tests-XXXXXX";
