@@ -9,44 +9,19 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/saved_scontrol.hpp"
+
 #include "agent/standalone.hpp"
 #include "core/exit_code.hpp"
 
 namespace preflight::agent {
 namespace {
 
+using preflight::testing::SavedScontrol;
+
 std::string fixture(const std::string& name) {
-    std::ifstream in(std::string(PREFLIGHT_SOURCE_DIR) + "/tests/fixtures/slurm/" + name);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return preflight::testing::slurm_fixture(name);
 }
-
-class SavedScontrol final : public core::CommandRunner {
-  public:
-    explicit SavedScontrol(std::string listing) : m_listing(std::move(listing)) {}
-    core::Result<core::ProcessResult> run(const std::vector<std::string>& argv,
-                                          const core::ProcessOptions& /*options*/) override {
-        if (argv.size() >= 4 && argv[1] == "show") {
-            if (argv.size() == 4) {
-                return core::ProcessResult{0, 0, false, m_listing};
-            }
-            std::istringstream lines(m_listing);
-            for (std::string line; std::getline(lines, line);) {
-                if (line.rfind("NodeName=" + argv[4] + " ", 0) == 0) {
-                    return core::ProcessResult{0, 0, false, line + "\n"};
-                }
-            }
-            return core::ProcessResult{1, 0, false, "Node " + argv[4] + " not found\n"};
-        }
-        updates.push_back(argv);
-        return core::ProcessResult{0, 0, false, ""};
-    }
-    std::vector<std::vector<std::string>> updates;
-
-  private:
-    std::string m_listing;
-};
 
 std::string idle(const std::string& name) {
     return "NodeName=" + name + " Arch=x86_64 NodeAddr=127.0.0.1 State=IDLE Partitions=batch\n";
