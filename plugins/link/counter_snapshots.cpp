@@ -55,7 +55,7 @@ bool take_baseline(CounterPhase phase, const std::string& key, std::optional<Bas
     }
     baseline = CounterSnapshots::instance().take(key);
     if (!baseline) {
-        result.verdict = core::Verdict::fail;
+        result.verdict = core::Verdict::error;
         result.detail = k_no_baseline;
         return false;
     }

@@ -49,7 +49,8 @@ std::optional<CounterPhase> parse_phase(const std::string& text);
 inline constexpr const char* k_no_baseline = "no baseline snapshot: run with phase begin first";
 
 // The begin phase's reading for an end phase (left empty in the other phases). An end phase whose
-// baseline is missing sets result to a fail naming it and returns false: the caller returns it.
+// baseline is missing (the begin never ran in this agent, or the agent restarted) sets result to
+// an error naming it and returns false: the caller returns it. Missing data is never a fail.
 bool take_baseline(CounterPhase phase, const std::string& key, std::optional<Baseline>& baseline,
                    core::CheckResult& result);
 

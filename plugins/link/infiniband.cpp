@@ -116,6 +116,7 @@ core::CheckResult InfinibandCheck::run_impl(const CheckContext& ctx, const nlohm
     }
     const std::string store_key = link::snapshot_key(std::string(k_name), ctx.node, ctx.sysfs_root);
     std::vector<std::string> findings;
+    std::vector<std::string> unjudged;  // could not be compared: error, not fail
     auto devices = params.at("devices").get<std::vector<std::string>>();
     const bool auto_mode = devices.empty();
     if (auto_mode) {
@@ -218,7 +219,7 @@ core::CheckResult InfinibandCheck::run_impl(const CheckContext& ctx, const nlohm
         for (std::size_t i = 0; i < ports.size(); ++i) {
             const auto it = baseline->counters.find(ports[i].label);
             if (it == baseline->counters.end()) {
-                findings.push_back(ports[i].label + ": not in the baseline snapshot");
+                unjudged.push_back(ports[i].label + ": not in the baseline snapshot");
                 continue;
             }
             for (const auto& [name, value] : before[i]) {
@@ -240,7 +241,7 @@ core::CheckResult InfinibandCheck::run_impl(const CheckContext& ctx, const nlohm
         // within a window says the link is sick now.
         const auto window = std::chrono::milliseconds(sample_ms);
         if (std::chrono::steady_clock::now() + window >= ctx.deadline) {
-            findings.push_back("sample_ms " + std::to_string(sample_ms) +
+            unjudged.push_back("sample_ms " + std::to_string(sample_ms) +
                                " does not fit before the deadline");
         } else {
             std::this_thread::sleep_for(window);
@@ -260,12 +261,17 @@ core::CheckResult InfinibandCheck::run_impl(const CheckContext& ctx, const nlohm
         }
     }
 
-    if (findings.empty()) {
+    if (!findings.empty()) {
+        result.verdict = core::Verdict::fail;
+        findings.insert(findings.end(), unjudged.begin(), unjudged.end());
+        result.detail = link::join(findings);
+    } else if (!unjudged.empty()) {
+        // Counters that could not be compared say nothing about the link: not a fail.
+        result.verdict = core::Verdict::error;
+        result.detail = link::join(unjudged);
+    } else {
         result.verdict = core::Verdict::pass;
         result.detail = std::to_string(active_ports) + " active port(s): " + link::join(summaries);
-    } else {
-        result.verdict = core::Verdict::fail;
-        result.detail = link::join(findings);
     }
     return result;
 }

@@ -148,7 +148,7 @@ TEST(Infiniband, ErrorCountersJudgedSinceBegin) {
 
     // The end consumed the baseline: a second end has none.
     auto again = fixture::run_on(check, tree.root(), {{"phase", "end"}, {"devices", {"mlx5_6"}}});
-    EXPECT_EQ(again.verdict, core::Verdict::fail);
+    EXPECT_EQ(again.verdict, core::Verdict::error);  // could not judge: never a fail
     EXPECT_EQ(again.detail, "no baseline snapshot: run with phase begin first");
 }
 
@@ -184,16 +184,25 @@ TEST(Infiniband, EndJudgesStateToo) {
               "mlx5_5 port 1: state DOWN, phys_state Polling; mlx5_5 port 1: link_downed +1");
 }
 
-TEST(Infiniband, EndWithoutBeginFailsAndBadPhaseErrors) {
+TEST(Infiniband, EndWithoutBeginAndBadPhaseAreErrorsNeverFails) {
     TempTree tree;
     link::CounterSnapshots::instance().clear();
     InfinibandCheck check;
     auto end = fixture::run_on(check, tree.root(), {{"phase", "end"}});
-    EXPECT_EQ(end.verdict, core::Verdict::fail);
+    EXPECT_EQ(end.verdict, core::Verdict::error);
     EXPECT_EQ(end.detail, "no baseline snapshot: run with phase begin first");
     auto bad = fixture::run_on(check, tree.root(), {{"phase", "middle"}});
     EXPECT_EQ(bad.verdict, core::Verdict::error);
     EXPECT_EQ(bad.detail, "phase: 'middle' is not window, begin or end");
+}
+
+// A counter window that cannot fit before the check's deadline measured nothing: error, not fail.
+TEST(Infiniband, AWindowPastTheDeadlineIsAnErrorNotAFail) {
+    TempTree tree;
+    InfinibandCheck check;
+    auto r = fixture::run_on(check, tree.root(), {{"sample_ms", 60000}});
+    EXPECT_EQ(r.verdict, core::Verdict::error) << r.detail;
+    EXPECT_EQ(r.detail, "sample_ms 60000 does not fit before the deadline");
 }
 
 // A node without RDMA devices skips in both phases; the end never asks for a baseline.
