@@ -213,6 +213,15 @@ TEST(ReportJsonSchema, SavedRunsAndRenderedReportsValidate) {
         files.push_back(temp_file(name + ".json", render_json(report)));
     }
     files.push_back(temp_file("with_stages.json", render_json(with_stages)));
+    // Undecided results and a reference node, as the judge and --reference-nodes write them.
+    RunReport undecided = load_fixture("run_8_nodes.json");
+    undecided.nodes[0].reference = true;
+    undecided.nodes[1].verdict = core::Verdict::warn;
+    undecided.nodes[1].checks.back().verdict = core::Verdict::warn;
+    undecided.nodes[1].checks.back().undecided = core::Undecided::inconclusive;
+    undecided.nodes[2].checks.back().verdict = core::Verdict::warn;
+    undecided.nodes[2].checks.back().undecided = core::Undecided::incomplete;
+    files.push_back(temp_file("undecided.json", render_json(undecided)));
     for (const auto& path : files) {
         EXPECT_EQ(validate_json(path), "") << path;
     }
@@ -234,6 +243,8 @@ TEST(ReportJsonSchema, CatchesDrift) {
     broken.back().second["nodes"][0]["checks"]["link.netdev"]["busbw"] = 1;
     broken.emplace_back("missing summary", good);
     broken.back().second.erase("summary");
+    broken.emplace_back("unknown undecided kind", good);
+    broken.back().second["nodes"][0]["checks"]["link.netdev"]["undecided"] = "maybe";
     broken.emplace_back("group busbw as text", good);
     broken.back().second["groups"][0]["busbw_gbps"] = "fast";
     for (const auto& [what, doc] : broken) {
