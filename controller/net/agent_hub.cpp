@@ -75,7 +75,9 @@ void AgentHub::tick() {
     // One encoded heartbeat shared by every connection: no JSON or allocation per agent per tick.
     static const auto k_heartbeat = std::make_shared<const std::string>(
         core::encode_frame(core::serialize(core::msg::Heartbeat{})).value());
-    for (const auto& conn : m_connections) {
+    // A snapshot: a heartbeat send can close its connection, which erases it from m_connections.
+    const std::vector<ConnectionPtr> connections(m_connections.begin(), m_connections.end());
+    for (const auto& conn : connections) {
         double silent = std::chrono::duration<double>(now - conn->last_received()).count();
         if (!conn->authenticated && silent > m_options.hello_timeout_s) {
             to_close.push_back(conn);

@@ -12,12 +12,19 @@ using Clock = std::chrono::steady_clock;
 
 void AgentHub::handle_kv_set(const core::msg::KvSet& set) {
     m_kv[set.key] = set.value;
+    // Take the waiters out before answering: a send can close its connection (write queue over
+    // its bound), and closing drops that connection's waiters from m_kv_waiters, which must not
+    // happen while the range is being walked.
     auto range = m_kv_waiters.equal_range(set.key);
+    std::vector<KvWaiter> waiters;
     for (auto it = range.first; it != range.second; ++it) {
-        it->second.timer->cancel();
-        it->second.conn->send(core::msg::KvValue{it->second.request, set.key, set.value, ""});
+        waiters.push_back(it->second);
     }
     m_kv_waiters.erase(range.first, range.second);
+    for (const auto& w : waiters) {
+        w.timer->cancel();
+        w.conn->send(core::msg::KvValue{w.request, set.key, set.value, ""});
+    }
 }
 
 void AgentHub::handle_kv_get(const ConnectionPtr& conn, const core::msg::KvGet& get) {

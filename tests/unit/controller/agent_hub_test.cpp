@@ -546,6 +546,30 @@ TEST_F(AgentHubTest, KvWaiterOfAClosedConnectionIsDropped) {
     EXPECT_EQ(value->request, 2u);
 }
 
+// An authenticated peer parks many waiters on one key and never reads; a large value set on that
+// key overflows its write queue while the fan-out is still sending, which closes the connection
+// and drops its waiters mid-iteration. The controller must live on (ASan flags the old
+// use-after-free) and keep serving the store.
+TEST_F(AgentHubTest, KvFanOutThatOverflowsAWaitersQueueDoesNotCrashTheController) {
+    RawClient hog(port());
+    ASSERT_TRUE(hog.authenticate("n1"));
+    for (std::uint64_t i = 0; i < 40; ++i) {
+        hog.send(core::msg::KvGet{i, "big", 30.0});
+    }
+    std::this_thread::sleep_for(100ms);
+    RawClient setter(port());
+    ASSERT_TRUE(setter.authenticate("n2"));
+    const std::string value(900 * 1024, 'A');  // 40 x 900 KiB: far over the 8 MiB queue bound
+    setter.send(core::msg::KvSet{"big", value});
+    ASSERT_TRUE(eventually([&] { return hub().lost_nodes().count("n1") != 0; }, 5000ms));
+    setter.send(core::msg::KvSet{"small", "eA=="});
+    setter.send(core::msg::KvGet{99, "small", 1.0});
+    auto got = setter.receive_as<core::msg::KvValue>();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->request, 99u);
+    EXPECT_TRUE(connected("n2"));
+}
+
 TEST_F(AgentHubTest, RunStepsDispatchesAndCollects) {
     RawClient a(port());
     RawClient b(port());
