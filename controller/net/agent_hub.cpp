@@ -79,7 +79,8 @@ void AgentHub::tick() {
     const std::vector<ConnectionPtr> connections(m_connections.begin(), m_connections.end());
     for (const auto& conn : connections) {
         double silent = std::chrono::duration<double>(now - conn->last_received()).count();
-        if (!conn->authenticated && silent > m_options.hello_timeout_s) {
+        double age = std::chrono::duration<double>(now - conn->accepted_at()).count();
+        if (!conn->authenticated && age > m_options.hello_timeout_s) {
             to_close.push_back(conn);
         } else if (conn->authenticated && silent > 3 * m_options.heartbeat_s) {
             to_close.push_back(conn);

@@ -30,7 +30,8 @@ struct HubOptions {
     std::string run_id;
     std::set<std::string> expected;  // node names allowed to join
     double heartbeat_s = 2.0;        // a peer silent for 3 intervals is lost
-    double hello_timeout_s = 10.0;   // an unauthenticated connection is closed after this
+    double hello_timeout_s =
+        10.0;  // an unauthenticated connection is closed this long after accept
     // Unauthenticated connections held at once beyond the expected agents; past it the oldest is
     // closed, so a flood of silent connections cannot keep real agents out.
     std::size_t spare_unauthenticated = 256;

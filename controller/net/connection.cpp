@@ -11,7 +11,8 @@ namespace asio = boost::asio;
 Connection::Connection(core::Stream stream, ConnectionHandler& handler)
     : m_stream(std::move(stream)),
       m_handler(handler),
-      m_last_received(std::chrono::steady_clock::now()) {
+      m_last_received(std::chrono::steady_clock::now()),
+      m_accepted_at(m_last_received) {
     boost::system::error_code ec;
     auto remote = m_stream.socket().remote_endpoint(ec);
     m_peer =

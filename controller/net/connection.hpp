@@ -53,6 +53,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool tls_refused() const { return m_tls_refused; }
     const std::string& peer() const { return m_peer; }
     std::chrono::steady_clock::time_point last_received() const { return m_last_received; }
+    // When the connection was accepted: the hello deadline counts from here, not from the last
+    // byte, so a peer trickling a byte at a time cannot hold a connection open.
+    std::chrono::steady_clock::time_point accepted_at() const { return m_accepted_at; }
 
     // Set by the handler once authenticated; empty before.
     std::string node;
@@ -80,6 +83,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::string m_close_after_write;  // non-empty: close with this reason when the queue drains
     std::string m_peer;
     std::chrono::steady_clock::time_point m_last_received;
+    std::chrono::steady_clock::time_point m_accepted_at;
 };
 
 }  // namespace preflight::controller

@@ -419,6 +419,23 @@ TEST_F(AgentHubTest, SilentConnectionWithoutHelloIsClosed) {
     EXPECT_GE(Clock::now() - start, 200ms);
 }
 
+// A slow-loris: one byte of a never-ending hello at a time. The hello deadline counts from the
+// accept, so the trickle does not keep the connection open past it.
+TEST_F(AgentHubTest, TricklingHelloIsClosedAtTheHelloDeadline) {
+    restart(/*heartbeat_s=*/0.1, /*hello_timeout_s=*/0.5);
+    RawClient client(port());
+    ASSERT_TRUE(client.receive_as<core::msg::Challenge>().has_value());
+    const auto start = Clock::now();
+    client.send_raw(header(4096));  // a frame that will never be complete
+    bool closed = false;
+    while (!closed && Clock::now() - start < 5s) {
+        client.send_raw("{");
+        closed = client.wait_closed(100ms);
+    }
+    EXPECT_TRUE(closed) << "a trickling peer kept its connection past the hello deadline";
+    EXPECT_LT(Clock::now() - start, 3s);
+}
+
 TEST_F(AgentHubTest, SilentConnectionFloodCannotKeepAnAgentOut) {
     // Room for the 2 expected agents + 4 spare: the 20 silent connections beyond it push the
     // oldest silent ones out, and a real agent arriving last still gets in.
