@@ -22,6 +22,31 @@ constexpr int to_int(ExitCode code) {
     return static_cast<int>(code);
 }
 
+// When several codes apply, the one to exit with (the order --help states): usage, breaker,
+// failed, inconclusive/run error, incomplete, warnings, ok.
+constexpr ExitCode worse(ExitCode a, ExitCode b) {
+    auto rank = [](ExitCode c) {
+        switch (c) {
+            case ExitCode::usage:
+                return 6;
+            case ExitCode::breaker:
+                return 5;
+            case ExitCode::failed:
+                return 4;
+            case ExitCode::inconclusive:
+                return 3;
+            case ExitCode::incomplete:
+                return 2;
+            case ExitCode::warnings:
+                return 1;
+            case ExitCode::ok:
+                return 0;
+        }
+        return 3;
+    };
+    return rank(b) > rank(a) ? b : a;
+}
+
 // The table as every binary's --help prints it: one line per code. README's table says the same.
 constexpr std::string_view k_exit_code_help =
     "Exit codes (the same for every preflight binary):\n"

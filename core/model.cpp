@@ -88,9 +88,6 @@ void to_json(nlohmann::json& j, const CheckResult& r) {
                        {"metrics", std::move(metrics)},
                        {"detail", r.detail},
                        {"seconds", r.seconds}};
-    if (r.undecided != Undecided::none) {
-        j["undecided"] = std::string(to_string(r.undecided));
-    }
 }
 
 void from_json(const nlohmann::json& j, CheckResult& r) {
@@ -135,14 +132,6 @@ void from_json(const nlohmann::json& j, CheckResult& r) {
                 &seconds);
         }
         out.seconds = seconds.get<double>();
-    }
-    if (j.contains("undecided")) {
-        const auto text = j.at("undecided").get<std::string>();
-        auto undecided = undecided_from_string(text);
-        if (!undecided) {
-            throw std::invalid_argument("unknown undecided '" + text + "'");
-        }
-        out.undecided = *undecided;
     }
     r = std::move(out);
 }

@@ -49,7 +49,9 @@ struct CheckResult {
     std::map<std::string, double> metrics;  // e.g. busbw_gbps, speed_mbps
     std::string detail;                     // human-readable reason or finding
     double seconds = 0.0;                   // wall time the check took
-    Undecided undecided = Undecided::none;  // set with verdict warn; see Undecided
+    // Set with verdict warn by the controller's judge and rounds; never taken from an agent's
+    // frame (a peer cannot declare its own result undecided), so not part of the wire form.
+    Undecided undecided = Undecided::none;
 };
 
 void to_json(nlohmann::json& j, const CheckResult& r);

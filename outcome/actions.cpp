@@ -122,7 +122,7 @@ int exit_code_for(const RunReport& report) {
     }
     // A drain or taint the cluster-wide breaker refused (nodes already taken out by preflight).
     for (const auto& a : report.actions) {
-        if (!a.applied && a.error.rfind("circuit breaker:", 0) == 0) {
+        if (!a.applied && a.refused_by_breaker) {
             return core::to_int(core::ExitCode::breaker);
         }
     }

@@ -80,6 +80,9 @@ struct Action {
     nlohmann::json patch;           // k8s: the node patch body
     bool applied = false;
     std::string error;  // why applying failed or was not attempted
+    // The sink's breaker (nodes already marked by preflight in the partition or cluster) refused
+    // it; the run then exits "breaker refused".
+    bool refused_by_breaker = false;
 };
 
 struct Breaker {

@@ -311,6 +311,7 @@ DrainOutcome apply_slurm_drain(Action& action, const SlurmClient& client,
         if (d.refused) {
             spdlog::error("{}", d.message);
             action.error = d.message;
+            action.refused_by_breaker = true;
             return DrainOutcome::refused;
         }
         if (d.forced) {

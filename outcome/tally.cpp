@@ -1,5 +1,7 @@
 #include "outcome/tally.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/hostlist.hpp"
@@ -22,17 +24,16 @@ int VerdictTally::of(core::Verdict v) const {
     return 0;
 }
 
+bool has_undecided(const NodeReport& node, core::Undecided kind) {
+    return std::any_of(node.checks.begin(), node.checks.end(),
+                       [kind](const NodeCheck& c) { return c.undecided == kind; });
+}
+
 VerdictTally tally(const std::vector<NodeReport>& nodes) {
     VerdictTally t;
     for (const auto& n : nodes) {
-        bool inconclusive = false;
-        bool incomplete = false;
-        for (const auto& c : n.checks) {
-            inconclusive = inconclusive || c.undecided == core::Undecided::inconclusive;
-            incomplete = incomplete || c.undecided == core::Undecided::incomplete;
-        }
-        t.inconclusive += inconclusive ? 1 : 0;
-        t.incomplete += incomplete ? 1 : 0;
+        t.inconclusive += has_undecided(n, core::Undecided::inconclusive) ? 1 : 0;
+        t.incomplete += has_undecided(n, core::Undecided::incomplete) ? 1 : 0;
         switch (n.verdict) {
             case core::Verdict::pass:
                 ++t.pass;
@@ -62,16 +63,10 @@ std::vector<std::string> undecided_notices(const RunReport& report) {
     std::vector<std::string> inconclusive;
     std::vector<std::string> incomplete;
     for (const auto& n : report.nodes) {
-        bool inc = false;
-        bool part = false;
-        for (const auto& c : n.checks) {
-            inc = inc || c.undecided == core::Undecided::inconclusive;
-            part = part || c.undecided == core::Undecided::incomplete;
-        }
-        if (inc) {
+        if (has_undecided(n, core::Undecided::inconclusive)) {
             inconclusive.push_back(n.name);
         }
-        if (part) {
+        if (has_undecided(n, core::Undecided::incomplete)) {
             incomplete.push_back(n.name);
         }
     }

@@ -26,6 +26,9 @@ struct VerdictTally {
     int of(core::Verdict v) const;
 };
 
+// Whether any of the node's checks is undecided in that way.
+bool has_undecided(const NodeReport& node, core::Undecided kind);
+
 VerdictTally tally(const std::vector<NodeReport>& nodes);
 VerdictTally tally(const RunReport& report);
 

@@ -13,6 +13,7 @@
 #include "core/hostlist.hpp"
 #include "outcome/actions.hpp"
 #include "outcome/reasons.hpp"
+#include "outcome/tally.hpp"
 #include "plugins/check.hpp"
 
 namespace preflight::controller {
@@ -25,24 +26,9 @@ std::string effective_user() {
     return "root";
 }
 
-// Several outcomes in one certification, in the order every binary uses (core/exit_code.hpp):
-// failures (1), then errors and inconclusive results (4), then incomplete ones (6).
+// Several outcomes in one certification: the code every binary would exit with.
 void raise_exit(int& current, core::ExitCode code) {
-    auto rank = [](int c) {
-        switch (c) {
-            case 1:
-                return 3;
-            case 4:
-                return 2;
-            case 6:
-                return 1;
-            default:
-                return 0;
-        }
-    };
-    if (rank(core::to_int(code)) > rank(current)) {
-        current = core::to_int(code);
-    }
+    current = core::to_int(core::worse(static_cast<core::ExitCode>(current), code));
 }
 
 bool has_group_check(const core::RunConfig& config) {
@@ -56,9 +42,9 @@ bool has_group_check(const core::RunConfig& config) {
 }
 
 core::Undecided undecided_of(const outcome::NodeReport& node) {
-    for (const auto& c : node.checks) {
-        if (c.undecided != core::Undecided::none) {
-            return c.undecided;
+    for (auto kind : {core::Undecided::inconclusive, core::Undecided::incomplete}) {
+        if (outcome::has_undecided(node, kind)) {
+            return kind;  // the worse kind first, as the exit code ranks them
         }
     }
     return core::Undecided::none;

@@ -97,6 +97,7 @@ std::function<void(const RunReport&, Action&)> make_action_sink(const core::Kube
             if (d.refused) {
                 spdlog::error("{}", d.message);
                 action.error = d.message;
+                action.refused_by_breaker = true;
                 return;
             }
             if (d.forced) {

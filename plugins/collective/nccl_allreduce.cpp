@@ -46,16 +46,11 @@ using nccl::ScopedEnv;
 using nccl::settle;
 using nccl::wait_streams;
 
-std::optional<std::string> env_value(const std::string& name) {
-    const char* value = std::getenv(name.c_str());
-    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
-}
-
 // The NIC-use rule on what NCCL logged during communicator init (nccl_net_usage.hpp).
 NetVerdict judge_nccl_nic_use(const CheckContext& ctx, const nlohmann::json& params,
                               const std::string& not_captured) {
     const auto expected = net_expectation(params.at("expect_rdma_nics").get<long long>(),
-                                          core::SysfsReader(ctx.sysfs_root), env_value);
+                                          core::SysfsReader(ctx.sysfs_root), process_env);
     if (!expected) {
         return {NetVerdictKind::none, "", -1};  // the rule is off: nothing to say
     }
@@ -146,7 +141,7 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
     // call of the process; the variables are restored after the run.
     ScopedEnv env;
     const std::string not_captured = NcclDebugCapture::instance().arm(
-        env_value,
+        process_env,
         [&env](const std::string& name, const std::string& value) { env.set(name, value); });
 
     // The unique id: rank 0 creates it; the others read it from the controller's store.

@@ -166,6 +166,11 @@ NetVerdict judge_net_usage(const NetUsage& usage, const NetExpectation& expected
     return worst;
 }
 
+std::optional<std::string> process_env(const std::string& name) {
+    const char* value = std::getenv(name.c_str());
+    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+}
+
 std::optional<NetExpectation> net_expectation(long long expect_rdma_nics,
                                               const core::SysfsReader& sysfs,
                                               const EnvLookup& env) {

@@ -109,6 +109,9 @@ std::vector<std::string> active_rdma_ports(const core::SysfsReader& sysfs);
 // Reads one variable of NCCL's environment; nullopt when unset.
 using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 
+// The EnvLookup of this process's environment (what NCCL, and a child started from here, see).
+std::optional<std::string> process_env(const std::string& name);
+
 // The expectation from the check parameter expect_rdma_nics: N > 0 is taken as is; -1 counts
 // the node's ACTIVE ports under sysfs; 0 turns the rule off (nullopt). NCCL_IB_HCA, NCCL_NET and
 // NCCL_IB_DISABLE are read through env.

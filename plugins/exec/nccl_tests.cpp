@@ -44,12 +44,8 @@ std::string find_executable(const std::string& name) {
 // multi-node launcher, are judged by their own nodes).
 NetVerdict nic_use(const CheckContext& ctx, const nlohmann::json& params,
                    const std::string& output) {
-    auto env = [](const std::string& name) -> std::optional<std::string> {
-        const char* value = std::getenv(name.c_str());
-        return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
-    };
     auto expected = net_expectation(params.at("expect_rdma_nics").get<long long>(),
-                                    core::SysfsReader(ctx.sysfs_root), env);
+                                    core::SysfsReader(ctx.sysfs_root), process_env);
     if (!expected) {
         return {NetVerdictKind::none, "", -1};  // the rule is off
     }

@@ -108,6 +108,14 @@ TEST(SlurmDrain, BreakerRefusesWhenThePartitionHasTooManyOfOurDrains) {
     EXPECT_TRUE(scontrol.updates.empty());
     EXPECT_EQ(a.error.rfind("circuit breaker: marking node04 would make 3 of 4 nodes", 0), 0u)
         << a.error;
+    EXPECT_TRUE(a.refused_by_breaker);
+    RunReport run;
+    run.actions = {a};
+    EXPECT_EQ(exit_code_for(run), 3);  // the run says the breaker refused
+    Action counted = a;  // a drain that failed for another reason is not a breaker refusal
+    counted.refused_by_breaker = false;
+    run.actions = {counted};
+    EXPECT_NE(exit_code_for(run), 3);
 
     p.max_fraction = 1.0;
     p.max_actions = 2;  // the absolute cap refuses too

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/process.hpp"
 #include "outcome/report/build_info.hpp"
 #include "outcome/report/json_document.hpp"
 #include "outcome/report/junit.hpp"
@@ -29,23 +30,25 @@ using testing::generated_report;
 using testing::load_fixture;
 using testing::read_text;
 
-bool have_tool(const std::string& command) {
-    return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
-}
-
-// Runs a shell command on paths we made; returns its exit status, stdout+stderr in output.
-int run_shell(const std::string& command, std::string& output) {
-    output.clear();
-    FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-    if (p == nullptr) {
+// Runs argv (never a shell): its exit status, with stdout+stderr in output; -1 when it cannot
+// start.
+int run(const std::vector<std::string>& argv, std::string& output,
+        const std::string& stdin_data = "") {
+    core::ProcessOptions options;
+    options.timeout = std::chrono::seconds(120);
+    options.stdin_data = stdin_data;
+    auto r = core::run_process(argv, options);
+    if (!r) {
+        output = r.error().message;
         return -1;
     }
-    char buf[4096];
-    while (std::fgets(buf, sizeof buf, p) != nullptr) {
-        output += buf;
-    }
-    const int status = ::pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    output = r->output;
+    return r->exit_code;
+}
+
+bool have_tool(const std::vector<std::string>& argv) {
+    std::string out;
+    return run(argv, out) == 0;
 }
 
 std::string temp_file(const std::string& name, const std::string& content) {
@@ -88,13 +91,12 @@ std::vector<std::pair<std::string, RunReport>> inputs() {
 const char* const k_junit_schemas[] = {"jenkins-xunit-junit-10.xsd", "ant-junit.xsd"};
 
 std::string xmllint(const std::string& xsd, const std::string& path, std::string& out) {
-    const int rc =
-        run_shell("xmllint --noout --schema '" + fixture_path(xsd) + "' '" + path + "'", out);
+    const int rc = run({"xmllint", "--noout", "--schema", fixture_path(xsd), path}, out);
     return rc == 0 ? "" : xsd + ": " + out;
 }
 
 TEST(JunitSchemas, GoldenAndRenderedReportsValidateAgainstBoth) {
-    if (!have_tool("command -v xmllint")) {
+    if (!have_tool({"xmllint", "--version"})) {
         GTEST_SKIP() << "xmllint not installed (Debian libxml2-utils)";
     }
     std::vector<std::string> files = {fixture_path("golden/run_1_node.junit.xml"),
@@ -111,7 +113,7 @@ TEST(JunitSchemas, GoldenAndRenderedReportsValidateAgainstBoth) {
 }
 
 TEST(JunitSchemas, EachSchemaRejectsWhatItShould) {
-    if (!have_tool("command -v xmllint")) {
+    if (!have_tool({"xmllint", "--version"})) {
         GTEST_SKIP() << "xmllint not installed (Debian libxml2-utils)";
     }
     // A testcase without a name: both refuse.
@@ -164,7 +166,7 @@ TEST(PrometheusNames, BaseUnitsAndBuildInfo) {
 }
 
 TEST(PrometheusNames, GoldenAndRenderedReportsPassPromtool) {
-    if (!have_tool("promtool --version")) {
+    if (!have_tool({"promtool", "--version"})) {
         GTEST_SKIP() << "promtool not installed (Debian package prometheus)";
     }
     std::vector<std::string> files = {fixture_path("golden/run_1_node.prom"),
@@ -174,7 +176,7 @@ TEST(PrometheusNames, GoldenAndRenderedReportsPassPromtool) {
     }
     for (const auto& path : files) {
         std::string out;
-        EXPECT_EQ(run_shell("promtool check metrics < '" + path + "'", out), 0) << path << out;
+        EXPECT_EQ(run({"promtool", "check", "metrics"}, out, read_text(path)), 0) << path << out;
         EXPECT_EQ(out, "") << path;  // no lint findings either
     }
 }
@@ -192,12 +194,12 @@ std::string validate_json(const std::string& path) {
         "print(chr(10).join(errs)); sys.exit(1 if errs else 0)\n";
     const std::string py = temp_file("validate.py", script);
     std::string out;
-    const int rc = run_shell("python3 '" + py + "' '" + k_schema + "' '" + path + "'", out);
+    const int rc = run({"python3", py, k_schema, path}, out);
     return rc == 0 ? "" : (out.empty() ? "exit " + std::to_string(rc) : out);
 }
 
 bool have_jsonschema() {
-    return have_tool("python3 -c 'import jsonschema; jsonschema.Draft202012Validator'");
+    return have_tool({"python3", "-c", "import jsonschema; jsonschema.Draft202012Validator"});
 }
 
 TEST(ReportJsonSchema, SavedRunsAndRenderedReportsValidate) {
