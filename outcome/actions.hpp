@@ -25,10 +25,9 @@ inline constexpr std::string_view k_breaker_error = "circuit breaker tripped";
 // target:
 //  - slurm: kind "drain", argv slurm_drain_argv(scontrol, node, reason_for(node),
 //           figures_for(node, run_id)) (the figures in the node's Comment);
-//  - k8s:   kind "taint", patch {"spec":{"taints":[degraded_taint(<failing check>)]}}. spec.taints
-//  is
-//           replaced wholesale by a merge patch, so the k8s sink must read the node and merge this
-//           entry into its existing taints before sending it;
+//  - k8s:   kind "taint", patch {"spec":{"taints":[degraded_taint(<failing check>)]}}.
+//           spec.taints is replaced wholesale by a merge patch, so the k8s sink must read the node
+//           and merge this entry into its existing taints before sending it;
 //  - any other target: an action with kind "none" and an error naming the unknown target.
 // The circuit breaker trips when the failed nodes outnumber allowed_actions (breaker.hpp):
 // max(min_actions, floor(max_action_fraction * nodes)), at most max_actions; the actions are still
