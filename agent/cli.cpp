@@ -4,10 +4,13 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
 #include "agent/mpi_bootstrap.hpp"
+#include "agent/node_key.hpp"
 #include "agent/session.hpp"
 #include "agent/standalone.hpp"
 #include "agent/tls_options.hpp"
@@ -26,7 +29,7 @@ int agent_main(int argc, char** argv) {
     app.footer(std::string(core::k_exit_code_help));
     AgentOptions options;
     std::string controller;
-    std::string token_file;
+    std::string key_file;
     std::string log_level = "info";
     bool log_json = false;
     app.add_option("--controller", controller, "controller HOST:PORT to dial");
@@ -64,7 +67,15 @@ int agent_main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--termination-log", standalone.termination_log,
                    "standalone: also write the outcome here (e.g. /dev/termination-log)");
-    app.add_option("--token-file", token_file, "file holding the shared token (mode 600)");
+    app.add_option("--key-file", key_file,
+                   "file holding this node's key (mode 600, owned by this user; "
+                   "`preflight keys derive` makes it)");
+    std::string exec_allow;
+    app.add_option("--exec-allow", exec_allow,
+                   std::string("programs checks may start (absolute paths, one per line); "
+                               "default: ") +
+                       plugins::k_default_exec_allow_file +
+                       " when it exists, else only nccl-tests binaries by name and no launcher");
     add_tls_options(app, options);
     app.add_option("--sysfs-root", options.sysfs_root, "root for /sys and /proc readers")
         ->capture_default_str();
@@ -89,8 +100,20 @@ int agent_main(int argc, char** argv) {
         const char* slurm_node = std::getenv("SLURMD_NODENAME");
         options.node = slurm_node != nullptr ? slurm_node : "";
     }
+    if (exec_allow.empty() && ::access(plugins::k_default_exec_allow_file, F_OK) == 0) {
+        exec_allow = plugins::k_default_exec_allow_file;
+    }
+    if (!exec_allow.empty()) {
+        auto policy = plugins::ExecPolicy::load(exec_allow);
+        if (!policy) {
+            std::fprintf(stderr, "preflight-agent: %s\n", policy.error().message.c_str());
+            return core::to_int(core::ExitCode::usage);
+        }
+        options.exec_policy = std::move(policy.value());
+    }
     if (is_standalone) {
         standalone.node = options.node;
+        standalone.exec_policy = options.exec_policy;
         standalone.sysfs_root = options.sysfs_root;
         standalone.on_error = on_error == "block" ? OnError::block : OnError::allow;
         if (!standalone.node.empty() && !core::valid_node_name(standalone.node)) {
@@ -124,12 +147,12 @@ int agent_main(int argc, char** argv) {
         std::fprintf(stderr, "preflight-agent: bad port in '%s'\n", controller.c_str());
         return core::to_int(core::ExitCode::usage);
     }
-    auto token = core::load_token(token_file);
-    if (!token) {
-        std::fprintf(stderr, "preflight-agent: %s\n", token.error().message.c_str());
+    auto key = load_node_key(key_file, options.node);
+    if (!key) {
+        std::fprintf(stderr, "preflight-agent: %s\n", key.error().message.c_str());
         return core::to_int(core::ExitCode::usage);
     }
-    options.token = token.value();
+    options.node_key = key.value();
     // Collective transports write to sockets whose peer may vanish; that is an error result for
     // the check, not a reason for the agent to die.
     ::signal(SIGPIPE, SIG_IGN);

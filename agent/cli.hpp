@@ -1,5 +1,5 @@
-// The `preflight-agent` command line. The token comes from $PREFLIGHT_TOKEN or a token file
-// (--token-file / $PREFLIGHT_TOKEN_FILE), never from argv.
+// The `preflight-agent` command line. The node key comes from a file (--key-file /
+// $PREFLIGHT_NODE_KEY_FILE) or the environment (agent/node_key.hpp), never from argv.
 #pragma once
 
 namespace preflight::agent {

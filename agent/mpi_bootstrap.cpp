@@ -1,5 +1,5 @@
 // The MPI bootstrap (see the header). MPI is only the launcher's rendezvous here: it carries the
-// node names and the token; checks run over the controller as usual, except
+// node names and each rank's own node key; checks run over the controller as usual, except
 // collective.mpi_allreduce, which uses MPI_COMM_WORLD's ranks. MPI is initialised
 // MPI_THREAD_SERIALIZED because checks run on the agent's worker thread, one at a time.
 #include "agent/mpi_bootstrap.hpp"
@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +38,7 @@
 #include "agent/tls_options.hpp"
 #include "core/auth.hpp"
 #include "core/inventory.hpp"
+#include "core/keys.hpp"
 #include "core/log.hpp"
 #include "core/process.hpp"
 #include "plugins/collective/mpi_world.hpp"
@@ -68,9 +70,9 @@ int mpi_bootstrap_main(int, char**) {
 namespace {
 
 constexpr std::size_t k_name_max = 256;
+constexpr std::size_t k_key_slot = core::k_key_hex_chars + 1;
 
 struct Shared {
-    char token[160] = {};
     char address[64] = {};
     int port = 0;
     int ok = 0;  // 0: rank 0 could not start the controller; every rank exits 2
@@ -250,6 +252,7 @@ int mpi_bootstrap_main(int argc, char** argv) {
     ::signal(SIGPIPE, SIG_IGN);
 
     Shared shared_info;
+    std::string secret;  // rank 0 only
     core::ChildProcess controller;
     if (rank == 0) {
         bool valid = true;
@@ -261,7 +264,7 @@ int mpi_bootstrap_main(int argc, char** argv) {
             }
             names += (names.empty() ? "" : ",") + n;
         }
-        const std::string token = core::random_hex(32);
+        secret = core::random_hex(32);
         const std::string address = advertise.empty() ? own_address() : advertise;
         int port = 0;
         try {
@@ -295,7 +298,7 @@ int mpi_bootstrap_main(int argc, char** argv) {
                     argv_c.insert(argv_c.end(), {flag, value});
                 }
             }
-            auto child = core::ChildProcess::spawn(argv_c, {{core::k_token_env, token}}, "");
+            auto child = core::ChildProcess::spawn(argv_c, {{core::k_secret_env, secret}}, "");
             if (!child) {
                 spdlog::error("MPI bootstrap: cannot start the controller: {}",
                               child.error().message);
@@ -304,7 +307,6 @@ int mpi_bootstrap_main(int argc, char** argv) {
                               port);
             } else {
                 controller = std::move(child.value());
-                std::snprintf(shared_info.token, sizeof(shared_info.token), "%s", token.c_str());
                 std::snprintf(shared_info.address, sizeof(shared_info.address), "%s",
                               address.c_str());
                 shared_info.port = port;
@@ -319,10 +321,22 @@ int mpi_bootstrap_main(int argc, char** argv) {
         MPI_Finalize();
         return core::to_int(core::ExitCode::usage);
     }
+    // Each rank gets only its own node key, derived by rank 0 from the run's secret.
+    std::vector<char> keys;
+    if (rank == 0) {
+        keys.resize(static_cast<std::size_t>(size) * k_key_slot);
+        for (int r = 0; r < size; ++r) {
+            const auto key = core::derive_node_key(secret, nodes[static_cast<std::size_t>(r)]);
+            std::copy(key.begin(), key.end(), keys.begin() + r * static_cast<long>(k_key_slot));
+        }
+    }
+    std::array<char, k_key_slot> own_key{};
+    MPI_Scatter(keys.data(), static_cast<int>(k_key_slot), MPI_CHAR, own_key.data(),
+                static_cast<int>(k_key_slot), MPI_CHAR, 0, MPI_COMM_WORLD);
     plugins::set_mpi_world(plugins::MpiWorld{rank, nodes});
     options.controller_host = shared_info.address;
     options.controller_port = shared_info.port;
-    options.token = shared_info.token;
+    options.node_key = std::string(own_key.data(), core::k_key_hex_chars);
     if (rank == 0 && options.controller_host == "0.0.0.0") {
         options.controller_host = "127.0.0.1";
     }

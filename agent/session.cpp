@@ -12,9 +12,11 @@
 
 #include "agent/controller_kv_store.hpp"
 #include "agent/controller_tls.hpp"
+#include "agent/handshake.hpp"
 #include "agent/step_runner.hpp"
 #include "core/auth.hpp"
 #include "core/frame_codec.hpp"
+#include "core/frame_seal.hpp"
 #include "core/process.hpp"
 #include "core/protocol.hpp"
 #include "core/stream.hpp"
@@ -175,7 +177,17 @@ class Session {
                     return;
                 }
                 while (!m_finished && m_decoder.has_frame()) {
-                    auto message = core::parse_message(m_decoder.pop_frame());
+                    const std::string frame = m_decoder.pop_frame();
+                    std::string_view payload = frame;
+                    if (m_sealer) {
+                        auto opened = m_sealer->open(frame);
+                        if (!opened) {
+                            lost("bad frame from controller: " + opened.error().message);
+                            return;
+                        }
+                        payload = opened.value();
+                    }
+                    auto message = core::parse_message(payload);
                     if (!message) {
                         lost("bad message from controller: " + message.error().message);
                         return;
@@ -191,15 +203,24 @@ class Session {
     void handle(core::Message message) {
         if (auto* challenge = std::get_if<core::msg::Challenge>(&message)) {
             m_challenged = true;
-            core::msg::Hello hello;
-            hello.node = m_options.node;
-            hello.version = k_version;
-            hello.capabilities = step_capabilities();
-            hello.inventory = {{"sysfs_root", m_options.sysfs_root}, {"pid", ::getpid()}};
-            hello.mac = core::auth_mac(m_options.token, challenge->nonce, m_options.node);
-            send(hello);
+            auto hello = m_handshake.answer(*challenge);
+            if (!hello) {
+                refuse_controller(hello.error().message);
+                return;
+            }
+            hello->version = k_version;
+            hello->capabilities = step_capabilities();
+            hello->inventory = {{"sysfs_root", m_options.sysfs_root}, {"pid", ::getpid()}};
+            send(hello.value());
         } else if (auto* welcome = std::get_if<core::msg::Welcome>(&message)) {
+            auto sealer = m_handshake.accept(*welcome);
+            if (!sealer) {
+                // Whoever answered does not hold this node's key: never run anything it asks.
+                refuse_controller(sealer.error().message);
+                return;
+            }
             m_authenticated = true;
+            m_sealer = std::make_unique<core::FrameSealer>(std::move(sealer.value()));
             m_heartbeat = std::chrono::milliseconds(
                 static_cast<long>(std::max(0.1, welcome->heartbeat_s) * 1000));
             spdlog::info("authenticated for run {}", welcome->run_id);
@@ -253,10 +274,11 @@ class Session {
             send(core::msg::StepResult{step, hung});
         });
         m_worker = std::thread([this, run = std::move(run), deadline] {
-            auto result = run_step(run,
-                                   StepEnvironment{m_options.node, m_options.sysfs_root,
-                                                   m_local_address, &m_kv, &m_cancel},
-                                   deadline);
+            auto result =
+                run_step(run,
+                         StepEnvironment{m_options.node, m_options.sysfs_root, m_local_address,
+                                         &m_kv, &m_cancel, &m_options.exec_policy},
+                         deadline);
             asio::post(m_io, [this, step = run.step, result = std::move(result)] {
                 m_worker_done = true;
                 m_watchdog.cancel();
@@ -304,7 +326,8 @@ class Session {
         if (m_finished) {
             return;
         }
-        auto frame = core::encode_frame(core::serialize(message));
+        const std::string payload = core::serialize(message);
+        auto frame = core::encode_frame(m_sealer ? m_sealer->seal(payload) : payload);
         if (!frame) {
             spdlog::error("cannot send {}: {}", core::message_type(message), frame.error().message);
             return;
@@ -330,6 +353,12 @@ class Session {
                                   write_next();
                               }
                           });
+    }
+
+    void refuse_controller(const std::string& why) {
+        spdlog::error("refusing controller {}:{}: {}", m_options.controller_host,
+                      m_options.controller_port, why);
+        finish(k_agent_rejected);
     }
 
     void lost(const std::string& why) {
@@ -362,6 +391,8 @@ class Session {
     asio::steady_timer m_watchdog;
     ControllerKvStore m_kv;
     core::FrameDecoder m_decoder;
+    AgentHandshake m_handshake{m_options.node, m_options.node_key};
+    std::unique_ptr<core::FrameSealer> m_sealer;  // set once the controller proved its key
     std::array<char, 64 * 1024> m_buffer{};
     std::deque<std::string> m_write_queue;
     std::string m_local_address;

@@ -1,9 +1,11 @@
 // The agent's session with its controller: dial with retries and backoff, answer the HMAC
-// challenge, then run the checks the controller asks for, one at a time and off the I/O thread,
-// with heartbeats both ways and the rendezvous store served by the controller.
+// challenge and make the controller prove it holds this node's key, then run the checks the
+// controller asks for, one at a time and off the I/O thread, with heartbeats both ways and the
+// rendezvous store served by the controller.
 #pragma once
 
 #include "core/exit_code.hpp"
+#include "plugins/exec_policy.hpp"
 
 #include <string>
 
@@ -13,11 +15,12 @@ struct AgentOptions {
     std::string controller_host;
     int controller_port = 0;
     std::string node;
-    std::string token;
+    std::string node_key;  // this node's own key (core/keys.hpp)
     std::string sysfs_root = "/";
     double connect_timeout_s = 60.0;  // give up dialing after this
     std::string tls_ca;               // non-empty: TLS, trusting only this CA file
     std::string tls_server_name;      // name the certificate must carry; empty: controller_host
+    plugins::ExecPolicy exec_policy = plugins::ExecPolicy::defaults();  // what checks may start
 };
 
 // Exit codes of the agent process, from the one table (core/exit_code.hpp): an agent that could

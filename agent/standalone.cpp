@@ -164,6 +164,7 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
             ctx.sysfs_root = options.sysfs_root;
             ctx.deadline = deadline;
             ctx.cancel = cancel.get();
+            ctx.exec_policy = &options.exec_policy;
             nlohmann::json params = cfg.check_params.count(check) ? cfg.check_params.at(check)
                                                                   : nlohmann::json::object();
             auto result = plugins::make_check(check)->run(ctx, params);

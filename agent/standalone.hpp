@@ -21,6 +21,7 @@
 #include "core/process.hpp"
 #include "outcome/reasons.hpp"
 #include "outcome/slurm_sink.hpp"
+#include "plugins/exec_policy.hpp"
 
 namespace preflight::agent {
 
@@ -36,6 +37,7 @@ struct StandaloneOptions {
     std::string baseline;            // report.json of the last controller run; optional
     double budget_s = 20.0;          // every check must finish within this, all together
     std::string sysfs_root = "/";
+    plugins::ExecPolicy exec_policy = plugins::ExecPolicy::defaults();
     std::string outcome_path;  // write the outcome JSON here (atomically); empty: none
     // On fail (and on could-not-judge with on_error block): scontrol update NodeName=<node>
     // State=DRAIN Reason=...

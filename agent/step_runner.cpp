@@ -33,6 +33,7 @@ core::CheckResult run_step(const core::msg::Run& run, const StepEnvironment& env
     ctx.kv = env.kv;
     ctx.deadline = deadline;
     ctx.cancel = env.cancel;
+    ctx.exec_policy = env.exec_policy;
     return check->run(ctx, run.params);
 }
 

@@ -10,6 +10,7 @@
 #include "core/kv_store.hpp"
 #include "core/model.hpp"
 #include "core/protocol.hpp"
+#include "plugins/exec_policy.hpp"
 
 namespace preflight::agent {
 
@@ -19,6 +20,7 @@ struct StepEnvironment {
     std::string local_address;  // bind address when the run message names none
     core::KvStore* kv = nullptr;
     const std::atomic<bool>* cancel = nullptr;
+    const plugins::ExecPolicy* exec_policy = nullptr;  // null: the default policy
 };
 
 // Runs the named check (error when this agent has none of that name). Never throws.

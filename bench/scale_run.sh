@@ -45,7 +45,7 @@ serial_flag=()
 
 start=$(date +%s.%N)
 "$BIN/preflight" --log-level info run --nodes "$nodes" --launcher connect --listen 127.0.0.1 \
-  --port 0 --token-file "$work/token" --config "$work/config.yaml" --report-dir "$work/report" \
+  --port 0 --secret-file "$work/token" --config "$work/config.yaml" --report-dir "$work/report" \
   --json "$work/report.json" --no-progress >"$work/controller.out" 2>"$work/controller.log" &
 ctl=$!
 cleanup() {
@@ -62,7 +62,7 @@ for _ in $(seq 1 200); do
 done
 [[ -n $port ]] || { echo "scale_run: controller did not start (see $work/controller.log)" >&2; exit 1; }
 "$BIN/preflight-scale-harness" --virtual "$n" --nodes "$nodes" --bad "$bad" \
-  --controller "127.0.0.1:$port" --token-file "$work/token" --check-ms "$check_ms" \
+  --controller "127.0.0.1:$port" --secret-file "$work/token" --check-ms "$check_ms" \
   "${serial_flag[@]}" >"$work/harness.log" 2>&1 &
 fleet=$!
 rc=0

@@ -1,9 +1,6 @@
 #include "core/auth.hpp"
 
-#include <sys/stat.h>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -24,13 +21,6 @@ std::string to_hex(const unsigned char* data, std::size_t n) {
     return out;
 }
 
-std::string strip_newlines(std::string s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) {
-        s.pop_back();
-    }
-    return s;
-}
-
 }  // namespace
 
 std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
@@ -39,14 +29,6 @@ std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
     HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
          reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &mac_len);
     return to_hex(mac, mac_len);
-}
-
-std::string auth_mac(std::string_view token, std::string_view nonce, std::string_view node) {
-    std::string message;
-    message.reserve(nonce.size() + node.size());
-    message.append(nonce);
-    message.append(node);
-    return hmac_sha256_hex(token, message);
 }
 
 bool constant_time_equal(std::string_view a, std::string_view b) {
@@ -63,40 +45,6 @@ std::string random_hex(std::size_t bytes) {
         std::abort();
     }
     return to_hex(reinterpret_cast<const unsigned char*>(raw.data()), bytes);
-}
-
-Result<std::string> load_token(const std::string& token_file) {
-    std::string file = token_file;
-    if (file.empty()) {
-        if (const char* env_file = std::getenv(k_token_file_env); env_file && *env_file) {
-            file = env_file;
-        }
-    }
-    if (!file.empty()) {
-        struct stat st {};
-        if (::stat(file.c_str(), &st) != 0) {
-            return Error{"token file " + file + ": cannot stat"};
-        }
-        if ((st.st_mode & 077) != 0) {
-            return Error{"token file " + file + " is readable by group or others (chmod 600 it)"};
-        }
-        std::ifstream in(file);
-        if (!in) {
-            return Error{"token file " + file + ": cannot read"};
-        }
-        std::stringstream buffer;
-        buffer << in.rdbuf();
-        std::string token = strip_newlines(buffer.str());
-        if (token.empty()) {
-            return Error{"token file " + file + " is empty"};
-        }
-        return token;
-    }
-    if (const char* env = std::getenv(k_token_env); env && *env) {
-        return strip_newlines(env);
-    }
-    return Error{std::string("no token: set ") + k_token_env + " or " + k_token_file_env +
-                 " (or pass --token-file)"};
 }
 
 std::string base64_encode(const std::vector<char>& bytes) {

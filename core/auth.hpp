@@ -1,5 +1,6 @@
-// Agent authentication: HMAC-SHA256(token, nonce || node), compared in constant time. The token is
-// a shared secret read from a file or the environment, never from argv (argv is world-readable).
+// HMAC-SHA256, constant-time comparison, CSPRNG hex and strict base64: the primitives under the
+// handshake (core/keys.hpp). Secrets are read from a file or the environment, never from argv
+// (argv is world-readable).
 #pragma once
 
 #include <string>
@@ -10,21 +11,20 @@
 
 namespace preflight::core {
 
-inline constexpr const char* k_token_env = "PREFLIGHT_TOKEN";
-inline constexpr const char* k_token_file_env = "PREFLIGHT_TOKEN_FILE";
+// The controller's cluster secret (connect launcher), an agent's own node key, and the run secret
+// a Kubernetes Job's pods derive their node key from.
+inline constexpr const char* k_secret_env = "PREFLIGHT_SECRET";
+inline constexpr const char* k_secret_file_env = "PREFLIGHT_SECRET_FILE";
+inline constexpr const char* k_node_key_env = "PREFLIGHT_NODE_KEY";
+inline constexpr const char* k_node_key_file_env = "PREFLIGHT_NODE_KEY_FILE";
+inline constexpr const char* k_run_secret_env = "PREFLIGHT_RUN_SECRET";
 
 // Lower-case hex HMAC-SHA256 of message under key.
 std::string hmac_sha256_hex(std::string_view key, std::string_view message);
-// The mac an agent sends for a challenge: HMAC(token, nonce || node).
-std::string auth_mac(std::string_view token, std::string_view nonce, std::string_view node);
 bool constant_time_equal(std::string_view a, std::string_view b);
 
 // n random bytes from OpenSSL's CSPRNG, hex encoded (2n characters).
 std::string random_hex(std::size_t bytes);
-
-// The token: from token_file when given, else $PREFLIGHT_TOKEN_FILE, else $PREFLIGHT_TOKEN.
-// Trailing newlines are stripped; an empty token or a group/world-readable token file is an Error.
-Result<std::string> load_token(const std::string& token_file);
 
 std::string base64_encode(const std::vector<char>& bytes);
 Result<std::vector<char>> base64_decode(std::string_view text);

@@ -73,10 +73,14 @@ json to_json(const msg::Challenge& m) {
 json to_json(const msg::Hello& m) {
     return {{"type", "hello"},          {"node", m.node},
             {"version", m.version},     {"capabilities", m.capabilities},
-            {"inventory", m.inventory}, {"mac", m.mac}};
+            {"inventory", m.inventory}, {"agent_nonce", m.agent_nonce},
+            {"mac", m.mac}};
 }
 json to_json(const msg::Welcome& m) {
-    return {{"type", "welcome"}, {"run_id", m.run_id}, {"heartbeat_s", m.heartbeat_s}};
+    return {{"type", "welcome"},
+            {"run_id", m.run_id},
+            {"heartbeat_s", m.heartbeat_s},
+            {"proof", m.proof}};
 }
 json to_json(const msg::Reject& m) {
     return {{"type", "reject"}, {"reason", m.reason}};
@@ -126,11 +130,12 @@ Message parse_typed(const std::string& type, const json& j) {
         m.version = str(j, "version");
         m.capabilities = str_list(j, "capabilities");
         m.inventory = obj(j, "inventory");
+        m.agent_nonce = str(j, "agent_nonce");
         m.mac = str(j, "mac");
         return m;
     }
     if (type == "welcome") {
-        return msg::Welcome{str(j, "run_id"), num(j, "heartbeat_s")};
+        return msg::Welcome{str(j, "run_id"), num(j, "heartbeat_s"), str(j, "proof")};
     }
     if (type == "reject") {
         return msg::Reject{str(j, "reason")};

@@ -30,16 +30,18 @@ namespace msg {
 struct Challenge {  // controller -> agent, first frame
     std::string nonce;
 };
-struct Hello {  // agent -> controller: mac = HMAC-SHA256(token, nonce || node)
+struct Hello {  // agent -> controller; the handshake is in core/keys.hpp
     std::string node;
     std::string version;
     std::vector<std::string> capabilities;  // check names this agent can run
     nlohmann::json inventory = nlohmann::json::object();
-    std::string mac;
+    std::string agent_nonce;  // the agent's own challenge to the controller
+    std::string mac;          // hello_mac(node key, challenge nonce, agent_nonce, node)
 };
 struct Welcome {  // controller -> agent: authenticated
     std::string run_id;
     double heartbeat_s = 2.0;
+    std::string proof;  // welcome_proof(node key, ...): the controller holds this node's key
 };
 struct Reject {  // controller -> agent, then close
     std::string reason;

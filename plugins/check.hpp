@@ -19,6 +19,7 @@
 #include "core/kv_store.hpp"
 #include "core/model.hpp"
 #include "core/params.hpp"
+#include "plugins/exec_policy.hpp"
 
 namespace preflight::plugins {
 
@@ -40,6 +41,7 @@ struct CheckContext {
     core::KvStore* kv = nullptr;   // rendezvous store for the group; set for Scope::group
     std::chrono::steady_clock::time_point deadline;  // the check must finish by then
     const std::atomic<bool>* cancel = nullptr;       // set when the run is shutting down
+    const ExecPolicy* exec_policy = nullptr;  // programs a check may start; null: the defaults
 
     double seconds_left() const;
 };

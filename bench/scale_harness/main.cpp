@@ -12,6 +12,7 @@
 #include "core/exit_code.hpp"
 #include "core/fd_limit.hpp"
 #include "core/hostlist.hpp"
+#include "core/keys.hpp"
 #include "core/log.hpp"
 
 int main(int argc, char** argv) {
@@ -22,14 +23,16 @@ int main(int argc, char** argv) {
         "Opens --virtual N real, authenticated connections to a controller from one process;\n"
         "every check is SIMULATED (fixed time, synthetic busBW, chosen --bad nodes slow).\n"
         "Start the controller with `preflight run --launcher connect --nodes <same names>`;\n"
-        "the token comes from $PREFLIGHT_TOKEN or --token-file, as for preflight-agent."};
+        "the cluster secret comes from --secret-file, $PREFLIGHT_SECRET_FILE or $PREFLIGHT_SECRET, "
+        "as "
+        "for the controller: the harness plays every node, so it derives every node's key."};
     app.footer(std::string(core::k_exit_code_help));
     FleetOptions options;
     int count = 0;
     std::string controller;
     std::string nodes;
     std::string bad;
-    std::string token_file;
+    std::string secret_file;
     std::string log_level = "info";
     double check_ms = 500;
     app.add_option("--virtual", count, "simulate this many nodes (required: this is a harness)")
@@ -62,7 +65,7 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--exit-after", options.exit_after_s, "stop the harness after this many s")
         ->capture_default_str();
-    app.add_option("--token-file", token_file, "file holding the shared token (mode 600)");
+    app.add_option("--secret-file", secret_file, "file holding the cluster secret (mode 600)");
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off");
     try {
         app.parse(argc, argv);
@@ -120,12 +123,13 @@ int main(int argc, char** argv) {
         options.bad.insert(b);
     }
     options.check_s = check_ms / 1000.0;
-    auto token = core::load_token(token_file);
-    if (!token) {
-        std::fprintf(stderr, "preflight-scale-harness: %s\n", token.error().message.c_str());
+    auto secret = core::load_secret(core::SecretSource{secret_file, core::k_secret_file_env,
+                                                       core::k_secret_env, "--secret-file"});
+    if (!secret) {
+        std::fprintf(stderr, "preflight-scale-harness: %s\n", secret.error().message.c_str());
         return core::to_int(core::ExitCode::usage);
     }
-    options.token = token.value();
+    options.secret = secret.value();
     ::signal(SIGPIPE, SIG_IGN);
     auto limit = core::raise_fd_limit();
     if (!limit || *limit < options.nodes.size() + 64) {

@@ -17,6 +17,8 @@
 #include "core/auth.hpp"
 #include "core/busbw.hpp"
 #include "core/frame_codec.hpp"
+#include "core/frame_seal.hpp"
+#include "core/keys.hpp"
 #include "core/protocol.hpp"
 #include "plugins/check.hpp"
 
@@ -42,10 +44,6 @@ namespace {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 using Frame = std::shared_ptr<const std::string>;
-
-Frame encode(const core::Message& m) {
-    return std::make_shared<const std::string>(core::encode_frame(core::serialize(m)).value());
-}
 
 std::string kv_key(const std::string& group, int rank) {
     return group + "/harness/" + std::to_string(rank);
@@ -91,6 +89,11 @@ struct VirtualNode {
     bool shut_down = false;
     long backoff_ms = 100;
     std::optional<Step> step;
+    // The handshake and the sealer of its session (core/keys.hpp, core/frame_seal.hpp).
+    std::string key;
+    std::string controller_nonce;
+    std::string agent_nonce;
+    std::unique_ptr<core::FrameSealer> sealer;
 };
 
 // A group whose members meet in this process: runs once every member has the others' speeds.
@@ -119,7 +122,6 @@ class Fleet {
         for (const auto& entry : plugins::builtin_checks()) {
             m_capabilities.emplace_back(entry.spec.name);
         }
-        m_heartbeat = encode(core::msg::Heartbeat{});
     }
 
     FleetSummary run() {
@@ -253,7 +255,17 @@ class Fleet {
                 return;
             }
             while (node.open && node.decoder.has_frame()) {
-                auto message = core::parse_message(node.decoder.pop_frame());
+                const std::string frame = node.decoder.pop_frame();
+                std::string_view payload = frame;
+                if (node.sealer) {
+                    auto opened = node.sealer->open(frame);
+                    if (!opened) {
+                        close(node, "bad frame: " + opened.error().message);
+                        return;
+                    }
+                    payload = opened.value();
+                }
+                auto message = core::parse_message(payload);
                 if (!message) {
                     close(node, "bad message: " + message.error().message);
                     return;
@@ -269,11 +281,14 @@ class Fleet {
         }
     }
 
-    void send(VirtualNode& node, Frame frame) {
+    // Sealed once the node is authenticated, as a real agent's frames are.
+    void send(VirtualNode& node, const core::Message& message) {
         if (!node.open) {
             return;
         }
-        node.write_queue.push_back(std::move(frame));
+        const std::string payload = core::serialize(message);
+        node.write_queue.push_back(std::make_shared<const std::string>(
+            core::encode_frame(node.sealer ? node.sealer->seal(payload) : payload).value()));
         if (!node.writing) {
             write_next(node);
         }
@@ -336,9 +351,27 @@ class Fleet {
             hello.version = "scale-harness";
             hello.capabilities = m_capabilities;
             hello.inventory = {{"virtual_harness", true}};
-            hello.mac = core::auth_mac(m_options.token, challenge->nonce, node.name);
-            send(node, encode(hello));
+            node.key = core::derive_node_key(m_options.secret, node.name);
+            node.controller_nonce = challenge->nonce;
+            node.agent_nonce = core::random_hex(core::k_nonce_hex_chars / 2);
+            hello.agent_nonce = node.agent_nonce;
+            hello.mac =
+                core::hello_mac(node.key, node.controller_nonce, node.agent_nonce, node.name);
+            send(node, hello);
         } else if (auto* welcome = std::get_if<core::msg::Welcome>(&message)) {
+            if (!core::constant_time_equal(
+                    welcome->proof,
+                    core::welcome_proof(node.key, node.controller_nonce, node.agent_nonce,
+                                        node.name, welcome->run_id))) {
+                spdlog::error("virtual harness: {}: the controller's proof does not verify",
+                              node.name);
+                ++m_summary.rejected;
+                node.shut_down = true;
+                close(node, "controller not proven");
+                return;
+            }
+            node.sealer = std::make_unique<core::FrameSealer>(
+                core::session_key(node.key, node.controller_nonce, node.agent_nonce), "a2c", "c2a");
             node.authenticated = true;
             ++m_summary.authenticated;
             --m_in_flight;
@@ -372,7 +405,7 @@ class Fleet {
     void heartbeat_tick(double interval_s) {
         for (auto& node : m_nodes) {
             if (node->open && node->authenticated) {
-                send(*node, m_heartbeat);
+                send(*node, core::msg::Heartbeat{});
             }
         }
         schedule(Clock::now() + seconds(interval_s),
@@ -381,7 +414,7 @@ class Fleet {
 
     void send_result(VirtualNode& node, std::uint64_t step, core::CheckResult result) {
         ++m_summary.steps;
-        send(node, encode(core::msg::StepResult{step, std::move(result)}));
+        send(node, core::msg::StepResult{step, std::move(result)});
     }
 
     void send_error(VirtualNode& node, std::uint64_t step, const std::string& check,
@@ -422,14 +455,13 @@ class Fleet {
             node.step = std::move(step);
             const auto& group = *node.step->group;
             // The rendezvous a real collective does: publish ours, fetch every peer's.
-            send(node,
-                 encode(core::msg::KvSet{kv_key(group.id, group.rank), encode_speed(node.speed)}));
+            send(node, core::msg::KvSet{kv_key(group.id, group.rank), encode_speed(node.speed)});
             for (int r = 0; r < static_cast<int>(group.members.size()); ++r) {
                 if (r != group.rank) {
                     auto request = m_next_request++;
                     m_kv_requests[request] = {node.index, r};
-                    send(node, encode(core::msg::KvGet{request, kv_key(group.id, r),
-                                                       std::max(1.0, run.deadline_s)}));
+                    send(node, core::msg::KvGet{request, kv_key(group.id, r),
+                                                std::max(1.0, run.deadline_s)});
                 }
             }
             if (node.step->missing == 0) {
@@ -564,7 +596,6 @@ class Fleet {
     asio::ip::tcp::endpoint m_endpoint;
     Clock::time_point m_dial_deadline;
     std::vector<std::string> m_capabilities;
-    Frame m_heartbeat;
     bool m_heartbeats_started = false;
     std::array<char, 64 * 1024> m_buffer{};
     std::uint64_t m_next_request = 1;

@@ -19,7 +19,7 @@ struct FleetOptions {
     std::string host = "127.0.0.1";
     int port = 0;
     std::vector<std::string> nodes;  // one virtual node per name
-    std::string token;
+    std::string secret;  // the cluster secret: the harness plays every node, so derives every key
     std::set<std::string> bad;   // nodes whose collectives are slow
     double check_s = 0.5;        // every simulated step takes this long (after its group arrived)
     double busbw_gbps = 100.0;   // mean speed of a healthy node

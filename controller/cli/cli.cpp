@@ -12,6 +12,7 @@
 #include "controller/cli/cli_certify.hpp"
 #include "controller/cli/cli_checks.hpp"
 #include "controller/cli/cli_common.hpp"
+#include "controller/cli/cli_keys.hpp"
 #include "controller/cli/cli_report.hpp"
 #include "controller/cli/cli_slurm.hpp"
 #include "controller/cli/cli_testbed.hpp"
@@ -56,7 +57,7 @@ struct RunArgs {
     std::string advertise;
     std::string listen;
     int port = -1;
-    std::string token_file;
+    std::string secret_file;
     std::string agent;
     std::string color = "auto";
     bool no_progress = false;
@@ -94,7 +95,7 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
     options.force = args.force;
     options.agent_path =
         args.agent.empty() ? core::sibling_executable("preflight-agent") : args.agent;
-    options.token_file = args.token_file;
+    options.secret_file = args.secret_file;
     options.log_level = log_level;
     options.log_json = log_json;
     options.progress = !args.no_progress;
@@ -166,8 +167,9 @@ int preflight_main(int argc, char** argv) {
     run_cmd->add_option("--advertise", run.advertise, "address agents dial to reach us");
     run_cmd->add_option("--listen", run.listen, "address to listen on (default 0.0.0.0)");
     run_cmd->add_option("--port", run.port, "port to listen on (default: ephemeral)");
-    run_cmd->add_option("--token-file", run.token_file,
-                        "shared token for --launcher connect (mode 600)");
+    run_cmd->add_option("--secret-file", run.secret_file,
+                        "cluster secret for --launcher connect (mode 600; agents hold keys "
+                        "derived from it: `preflight keys derive`)");
     run_cmd->add_option("--agent", run.agent, "preflight-agent path for --launcher local");
     run_cmd->add_option("--color", run.color, "auto, always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}));
@@ -176,6 +178,7 @@ int preflight_main(int argc, char** argv) {
 
     const std::vector<SubcommandRun> subcommands = {
         add_slurm_commands(app),
+        add_keys_commands(app),
         add_report_commands(app),
         add_certify_command(app),
         add_testbed_commands(app, argv[0]),

@@ -46,7 +46,7 @@ struct CertifyArgs {
     std::string launcher = "k8s";
     std::string listen;
     int port = -1;
-    std::string token_file;
+    std::string secret_file;
 };
 
 }  // namespace preflight::controller

@@ -84,7 +84,7 @@ int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool lo
         options.report_dir =
             a.report_dir.empty() ? "preflight-reports/" + make_run_id() : a.report_dir;
         options.agent_path = core::sibling_executable("preflight-agent");
-        options.token_file = a.token_file;
+        options.secret_file = a.secret_file;
         options.log_level = log_level;
         options.log_json = log_json;
         options.progress = false;

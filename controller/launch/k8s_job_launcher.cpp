@@ -18,7 +18,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* k_run_label = "preflight.dev/run";
-constexpr const char* k_token_key = "PREFLIGHT_TOKEN";
+constexpr const char* k_token_key = "PREFLIGHT_RUN_SECRET";  // core::k_run_secret_env
 
 }  // namespace
 
@@ -102,7 +102,7 @@ json agent_job(const JobSpecInput& in) {
          json::array({{{"name", "sys"}, {"hostPath", {{"path", "/sys"}, {"type", "Directory"}}}}})},
     };
     if (!in.tls_ca_pem.empty()) {
-        // Only the CA (public) is mounted; the token stays an environment variable.
+        // Only the CA (public) is mounted; the run secret stays an environment variable.
         pod_spec["containers"][0]["volumeMounts"].push_back(
             {{"name", "tls-ca"}, {"mountPath", k_tls_ca_mount}, {"readOnly", true}});
         pod_spec["volumes"].push_back(
@@ -248,7 +248,7 @@ std::map<std::string, std::string> K8sJobLauncher::start(const std::vector<core:
     m_job = in.name;
     const std::string ns = outcome::k8s::url_escape(m_namespace);
     auto secret =
-        m_client->post("/api/v1/namespaces/" + ns + "/secrets", token_secret(in, ctx.token),
+        m_client->post("/api/v1/namespaces/" + ns + "/secrets", token_secret(in, ctx.secret),
                        outcome::k8s::Access{"create", "secrets", "", m_namespace});
     if (!secret) {
         return fail_all("k8s launcher: " + secret.error().message);

@@ -1,9 +1,9 @@
 // `--launcher k8s`: one Indexed Job with one agent pod per node. Pods are confined to the run's
 // nodes (required node affinity on metadata.name) and spread one per node (required pod
 // anti-affinity on kubernetes.io/hostname among the run's pods); each agent learns its node from
-// spec.nodeName and its token from a per-run Secret. Pods that cannot start (ImagePullBackOff,
-// CrashLoopBackOff, ...) make their node `error` at once; the Job and Secret are deleted
-// afterwards.
+// spec.nodeName and the run secret from a per-run Secret (each pod derives its own node key from
+// it). Pods that cannot start (ImagePullBackOff, CrashLoopBackOff, ...) make their node `error` at
+// once; the Job and Secret are deleted afterwards.
 #pragma once
 
 #include <chrono>

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/auth.hpp"
+#include "core/keys.hpp"
 
 namespace preflight::controller {
 
@@ -20,6 +21,11 @@ std::vector<std::string> LocalLauncher::agent_argv(const core::Node& node,
     }
     append_agent_command(argv, node, ctx);
     return argv;
+}
+
+std::map<std::string, std::string> agent_key_env(const LaunchContext& ctx,
+                                                 const std::string& node) {
+    return {{core::k_node_key_env, core::derive_node_key(ctx.secret, node)}};
 }
 
 void append_agent_command(std::vector<std::string>& argv, const core::Node& node,
@@ -41,7 +47,7 @@ std::map<std::string, std::string> LocalLauncher::start(const std::vector<core::
     for (const auto& node : nodes) {
         std::string log = ctx.log_dir + "/" + node.name + ".log";
         auto child =
-            core::ChildProcess::spawn(agent_argv(node, ctx), {{core::k_token_env, ctx.token}}, log);
+            core::ChildProcess::spawn(agent_argv(node, ctx), agent_key_env(ctx, node.name), log);
         if (!child) {
             failed[node.name] = "cannot start agent: " + child.error().message;
             continue;
@@ -101,10 +107,10 @@ std::map<std::string, std::string> ConnectLauncher::start(const std::vector<core
         }
         spdlog::info(
             "waiting for {} agents to dial {} (preflight-agent --controller {} --node "
-            "NAME{}, token in ${} or ${})",
+            "NAME{}, the node's key (`preflight keys derive`) in ${} or ${})",
             nodes.size(), ctx.dial_address.at(nodes.front().name),
-            ctx.dial_address.at(nodes.front().name), tls_text, core::k_token_env,
-            core::k_token_file_env);
+            ctx.dial_address.at(nodes.front().name), tls_text, core::k_node_key_file_env,
+            core::k_node_key_env);
     }
     return {};
 }

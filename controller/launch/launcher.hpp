@@ -17,7 +17,7 @@
 namespace preflight::controller {
 
 struct LaunchContext {
-    std::string token;                                // passed through the environment only
+    std::string secret;  // never handed out: each agent gets its node key (environment only)
     std::map<std::string, std::string> dial_address;  // node -> "host:port" the agent dials
     std::string agent_path;                           // preflight-agent executable
     std::vector<std::string> agent_args;              // extra arguments (log level/format)
@@ -69,6 +69,10 @@ class ConnectLauncher final : public Launcher {
 // for node: the command every launcher that starts processes (local, srun) runs after its prefix.
 void append_agent_command(std::vector<std::string>& argv, const core::Node& node,
                           const LaunchContext& ctx);
+
+// The environment that hands one agent its own node key (derived from ctx.secret), and nothing
+// else secret: an agent of one node cannot pose as another.
+std::map<std::string, std::string> agent_key_env(const LaunchContext& ctx, const std::string& node);
 
 // Appends `--tls-ca CA_PATH [--tls-server-name NAME]` when ctx has TLS on (CA_PATH: where the
 // CA is on the agent's host, e.g. inside a pod); nothing otherwise. Inline: the k8s launcher

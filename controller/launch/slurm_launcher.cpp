@@ -83,7 +83,6 @@ std::map<std::string, std::string> SlurmLauncher::start(const std::vector<core::
     std::map<std::string, std::string> failed;
     std::error_code ec;
     std::filesystem::create_directories(ctx.log_dir, ec);
-    std::map<std::string, std::string> env = {{core::k_token_env, ctx.token}};
     if (!m_options.in_allocation) {
         // Outside an allocation each srun must make its own job, not a step of one we inherited.
         for (const char* var : {"SLURM_JOB_ID", "SLURM_JOBID"}) {
@@ -101,7 +100,7 @@ std::map<std::string, std::string> SlurmLauncher::start(const std::vector<core::
             full = {"env", "-u", "SLURM_JOB_ID", "-u", "SLURM_JOBID", "-u", "SLURM_STEP_ID"};
         }
         full.insert(full.end(), argv.begin(), argv.end());
-        auto child = core::ChildProcess::spawn(full, env, log);
+        auto child = core::ChildProcess::spawn(full, agent_key_env(ctx, node.name), log);
         if (!child) {
             failed[node.name] = "cannot start srun: " + child.error().message;
             continue;

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/auth.hpp"
+#include "core/keys.hpp"
 
 namespace preflight::controller {
 
@@ -72,9 +73,9 @@ void AgentHub::tick() {
     auto now = Clock::now();
     auto heartbeat = std::chrono::duration<double>(m_options.heartbeat_s);
     std::vector<ConnectionPtr> to_close;
-    // One encoded heartbeat shared by every connection: no JSON or allocation per agent per tick.
-    static const auto k_heartbeat = std::make_shared<const std::string>(
-        core::encode_frame(core::serialize(core::msg::Heartbeat{})).value());
+    // One heartbeat payload for every connection: no JSON per agent per tick (each is sealed
+    // with its connection's key).
+    static const std::string k_heartbeat = core::serialize(core::msg::Heartbeat{});
     // A snapshot: a heartbeat send can close its connection, which erases it from m_connections.
     const std::vector<ConnectionPtr> connections(m_connections.begin(), m_connections.end());
     for (const auto& conn : connections) {
@@ -85,7 +86,7 @@ void AgentHub::tick() {
         } else if (conn->authenticated && silent > 3 * m_options.heartbeat_s) {
             to_close.push_back(conn);
         } else if (conn->authenticated) {
-            conn->send_frame(k_heartbeat);
+            conn->send_payload(k_heartbeat);
         }
     }
     for (const auto& conn : to_close) {
@@ -141,9 +142,16 @@ void AgentHub::handle_hello(const ConnectionPtr& conn, const core::msg::Hello& h
         conn->close("second hello");
         return;
     }
+    if (hello.agent_nonce.size() != core::k_nonce_hex_chars ||
+        !core::is_lower_hex(hello.agent_nonce)) {
+        reject("authentication failed");
+        return;
+    }
     // Check the mac before anything else so an unauthenticated peer learns nothing about the
-    // inventory from the rejection reason.
-    if (!core::constant_time_equal(core::auth_mac(m_options.token, conn->nonce, hello.node),
+    // inventory from the rejection reason. The key is this node's own: a node holding its key
+    // cannot pose as another.
+    const std::string key = core::derive_node_key(m_options.secret, hello.node);
+    if (!core::constant_time_equal(core::hello_mac(key, conn->nonce, hello.agent_nonce, hello.node),
                                    hello.mac)) {
         reject("authentication failed");
         return;
@@ -159,7 +167,11 @@ void AgentHub::handle_hello(const ConnectionPtr& conn, const core::msg::Hello& h
     conn->authenticated = true;
     conn->node = hello.node;
     m_agents[hello.node] = conn;
-    conn->send(core::msg::Welcome{m_options.run_id, m_options.heartbeat_s});
+    conn->send(core::msg::Welcome{
+        m_options.run_id, m_options.heartbeat_s,
+        core::welcome_proof(key, conn->nonce, hello.agent_nonce, hello.node, m_options.run_id)});
+    conn->seal_from_now(
+        core::FrameSealer(core::session_key(key, conn->nonce, hello.agent_nonce), "c2a", "a2c"));
     // Debug, not info: at thousands of agents one line each is a hot path and buries the summary
     // the orchestrator logs ("N of M agents connected").
     spdlog::debug("agent {} connected from {} (version {})", hello.node, conn->peer(),

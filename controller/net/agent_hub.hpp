@@ -26,7 +26,8 @@
 namespace preflight::controller {
 
 struct HubOptions {
-    std::string token;  // shared secret for the HMAC
+    std::string
+        secret;  // cluster or run secret: each node's key is derived from it (core/keys.hpp)
     std::string run_id;
     std::set<std::string> expected;  // node names allowed to join
     double heartbeat_s = 2.0;        // a peer silent for 3 intervals is lost

@@ -87,7 +87,17 @@ bool Connection::consume(const std::shared_ptr<Connection>& self, std::string_vi
         return false;
     }
     while (m_open && m_decoder.has_frame()) {
-        auto parsed = core::parse_message(m_decoder.pop_frame());
+        const std::string frame = m_decoder.pop_frame();
+        std::string_view payload = frame;
+        if (m_sealer) {
+            auto opened = m_sealer->open(frame);
+            if (!opened) {
+                close("bad frame: " + opened.error().message);
+                return false;
+            }
+            payload = opened.value();
+        }
+        auto parsed = core::parse_message(payload);
         if (!parsed) {
             close("bad message: " + parsed.error().message);
             return false;
@@ -140,16 +150,25 @@ void Connection::on_readable() {
 }
 
 void Connection::send(const core::Message& message) {
+    if (m_open) {
+        send_payload(core::serialize(message));
+    }
+}
+
+void Connection::send_payload(std::string_view payload) {
     if (!m_open) {
         return;
     }
-    auto frame = core::encode_frame(core::serialize(message));
+    auto frame = core::encode_frame(m_sealer ? m_sealer->seal(payload) : std::string(payload));
     if (!frame) {
-        spdlog::error("dropping {} to {}: {}", core::message_type(message), m_peer,
-                      frame.error().message);
+        spdlog::error("dropping a frame to {}: {}", m_peer, frame.error().message);
         return;
     }
     send_frame(std::make_shared<const std::string>(std::move(frame.value())));
+}
+
+void Connection::seal_from_now(core::FrameSealer sealer) {
+    m_sealer = std::make_unique<core::FrameSealer>(std::move(sealer));
 }
 
 void Connection::send_frame(std::shared_ptr<const std::string> frame) {

@@ -17,6 +17,7 @@
 #include <boost/asio.hpp>
 
 #include "core/frame_codec.hpp"
+#include "core/frame_seal.hpp"
 #include "core/protocol.hpp"
 #include "core/stream.hpp"
 
@@ -41,9 +42,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     void start();
     void send(const core::Message& message);
-    // Queues an already encoded frame; frames shared between connections (heartbeats) are not
-    // copied.
-    void send_frame(std::shared_ptr<const std::string> frame);
+    // Sends one message payload (serialized JSON), sealed once the connection is authenticated.
+    void send_payload(std::string_view payload);
+    // From now on every frame sent is sealed and every frame received must be (after the welcome).
+    void seal_from_now(core::FrameSealer sealer);
     void close(const std::string& reason);
     // Sends message, then closes once it has been written (a rejection the peer should read).
     void send_and_close(const core::Message& message, const std::string& reason);
@@ -70,11 +72,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // false when the connection was closed.
     bool consume(const std::shared_ptr<Connection>& self, std::string_view data);
     void write_next();
+    void send_frame(std::shared_ptr<const std::string> frame);
 
     core::Stream m_stream;
     std::unique_ptr<std::array<char, 4096>> m_tls_buffer;  // TLS connections only
     ConnectionHandler& m_handler;
     core::FrameDecoder m_decoder;
+    std::unique_ptr<core::FrameSealer> m_sealer;  // set once authenticated
     std::deque<std::shared_ptr<const std::string>> m_write_queue;
     std::size_t m_queued_bytes = 0;
     bool m_writing = false;

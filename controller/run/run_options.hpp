@@ -21,7 +21,7 @@ struct RunOptions {
     bool apply = false;
     bool force = false;        // with apply: act even when the circuit breaker trips (logged)
     std::string agent_path;    // preflight-agent for the local launcher
-    std::string token_file;    // connect launcher: the shared token (else from the environment)
+    std::string secret_file;   // connect launcher: the cluster secret (else from the environment)
     SlurmLaunchOptions slurm;  // slurm launcher: srun, partition, reservation, allocation
     std::string log_level = "info";
     bool log_json = false;

@@ -3,7 +3,7 @@
 // Each stage is a function with a typed input and output; what the later stages share (the
 // server, the launcher, the per-node results) lives in a RunContext the stages fill in turn.
 // Problems with single nodes become `error` for those nodes; only problems that stop the whole
-// run (cannot listen, no token, a bad topology file) throw ConfigError, from plan or launch.
+// run (cannot listen, no secret, a bad topology file) throw ConfigError, from plan or launch.
 #pragma once
 
 #include <atomic>
@@ -26,7 +26,7 @@ using NodeResults = std::map<std::string, std::map<std::string, core::CheckResul
 
 // plan: what this run will do, decided before anything starts.
 struct RunPlan {
-    std::string token;
+    std::string secret;  // node keys derive from it (core/keys.hpp)
     std::unique_ptr<Launcher> launcher;
     std::map<std::string, std::string> leaf_of;   // node -> leaf switch (topology file)
     std::vector<std::string> node_checks;         // round 0, in config order

@@ -10,6 +10,7 @@
 #include "controller/run/stages.hpp"
 #include "controller/run/topology.hpp"
 #include "core/auth.hpp"
+#include "core/keys.hpp"
 #include "core/log.hpp"
 #include "plugins/check.hpp"
 
@@ -82,7 +83,7 @@ std::string dial_host(const core::RunConfig& cfg, const core::Node& n, std::stri
 LaunchContext launch_context(const RunContext& run) {
     const auto& cfg = run.options.config;
     LaunchContext launch;
-    launch.token = run.plan.token;
+    launch.secret = run.plan.secret;
     launch.agent_path = run.options.agent_path;
     launch.run_id = run.report.run_id;
     launch.k8s = cfg.k8s;
@@ -108,13 +109,15 @@ RunPlan plan_run(const RunOptions& options, outcome::RunReport& report) {
                                 "' (local, connect, slurm, k8s)");
     }
     if (options.launcher != "connect") {
-        plan.token = core::random_hex(32);  // fresh per run, handed to children via the environment
+        // Fresh per run; agents get only their own node key derived from it.
+        plan.secret = core::random_hex(32);
     } else {
-        auto loaded = core::load_token(options.token_file);
+        auto loaded = core::load_secret(core::SecretSource{
+            options.secret_file, core::k_secret_file_env, core::k_secret_env, "--secret-file"});
         if (!loaded) {
             throw core::ConfigError(loaded.error().message);
         }
-        plan.token = loaded.value();
+        plan.secret = loaded.value();
     }
     // Read before anything starts, so a bad file is a usage error, not a half-run.
     plan.leaf_of = read_topology(cfg.evaluation.topology_file);
@@ -155,7 +158,7 @@ void launch_agents(RunContext& run) {
         run.by_name[n.name] = n;
     }
     run.server = std::make_unique<Server>(
-        HubOptions{run.plan.token, run.report.run_id, expected, cfg.deadlines.heartbeat_s, 10.0},
+        HubOptions{run.plan.secret, run.report.run_id, expected, cfg.deadlines.heartbeat_s, 10.0},
         run.plan.tls);
     if (auto st = run.server->start(cfg.controller.listen, cfg.controller.port); !st) {
         throw core::ConfigError(st.error().message);

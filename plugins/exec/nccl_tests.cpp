@@ -20,24 +20,17 @@ namespace preflight::plugins {
 
 namespace {
 
-// An executable path: as given when it contains a slash, else the first match on $PATH.
-std::string find_executable(const std::string& name) {
-    if (name.empty()) {
-        return {};
-    }
-    if (name.find('/') != std::string::npos) {
-        return ::access(name.c_str(), X_OK) == 0 ? name : std::string();
-    }
-    const char* path = std::getenv("PATH");
-    std::istringstream dirs(path != nullptr ? path : "");
-    std::string dir;
-    while (std::getline(dirs, dir, ':')) {
-        const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-        if (::access(candidate.c_str(), X_OK) == 0) {
-            return candidate;
+// extra_args go to the nccl-tests binary as they are; none may name a file (-J writes one, as
+// root, wherever it is told), so paths and the output-file option are refused.
+std::optional<std::string> refused_arg(const nlohmann::json& extra_args) {
+    for (const auto& word : extra_args) {
+        const auto w = word.get<std::string>();
+        if (w.find('/') != std::string::npos || w.rfind("-J", 0) == 0 ||
+            w.rfind("--output_file", 0) == 0) {
+            return w;
         }
     }
-    return {};
+    return std::nullopt;
 }
 
 // NCCL's NIC use on this node, from the NET lines in the output (other hosts' lines, from a
@@ -68,9 +61,11 @@ core::CheckSpec NcclTestsCheck::check_spec() {
         .params =
             {
                 {"binary", ParamType::string, "all_reduce_perf",
-                 "all_reduce_perf to run: a path, or a name looked up on $PATH"},
+                 "all_reduce_perf to run: a path, or a name looked up on $PATH; run only when "
+                 "the agent's exec policy allows it (nccl-tests names by default)"},
                 {"launcher", ParamType::string_list, nlohmann::json::array(),
-                 "argv put in front of the binary, e.g. [mpirun, -np, \"16\", --hostfile, hosts]"},
+                 "argv put in front of the binary, e.g. [mpirun, -np, \"16\", --hostfile, hosts]; "
+                 "the program must be in the agent's exec allowlist"},
                 {"bytes", ParamType::integer, 1073741824LL,
                  "the size whose row is judged (-b = -e)", "B"},
                 {"gpus", ParamType::integer, 0,
@@ -81,7 +76,7 @@ core::CheckSpec NcclTestsCheck::check_spec() {
                 {"json", ParamType::boolean, true,
                  "ask for -J FILE.json and judge from it when `BINARY -h` lists -J (2.17.3+)"},
                 {"extra_args", ParamType::string_list, nlohmann::json::array(),
-                 "further arguments for the binary"},
+                 "further arguments for the binary (no paths, no -J)"},
                 {"timeout_s", ParamType::number, 600.0, "the binary is killed after this", "s"},
                 {"expect_rdma_nics", ParamType::integer, -1LL,
                  "RDMA ports NCCL must use (from its NET/IB lines, logged at INFO unless "
@@ -121,10 +116,39 @@ std::vector<std::string> NcclTestsCheck::command(const nlohmann::json& params,
 core::CheckResult NcclTestsCheck::run_impl(const CheckContext& ctx, const nlohmann::json& params) {
     core::CheckResult result;
     const auto name = params.at("binary").get<std::string>();
-    const auto binary = find_executable(name);
-    if (binary.empty()) {
+    const auto policy = ctx.exec_policy != nullptr ? *ctx.exec_policy : ExecPolicy::defaults();
+    const bool present = name.find('/') != std::string::npos ? ::access(name.c_str(), X_OK) == 0
+                                                             : find_on_path(name).has_value();
+    if (!present) {
         result.verdict = core::Verdict::skip;
         result.detail = "nccl-tests binary '" + name + "' not found or not executable";
+        return result;
+    }
+    // What runs as root on this node is this node's decision: a refused program is an error to
+    // fix in the config or the allowlist, never run and never a pass.
+    auto allowed = policy.resolve(name, "binary");
+    if (!allowed) {
+        result.verdict = core::Verdict::error;
+        result.detail = allowed.error().message;
+        return result;
+    }
+    const std::string binary = allowed.value();
+    std::vector<std::string> launcher;
+    for (const auto& word : params.at("launcher")) {
+        launcher.push_back(word.get<std::string>());
+    }
+    if (!launcher.empty()) {
+        auto program = policy.resolve(launcher.front(), "launcher");
+        if (!program) {
+            result.verdict = core::Verdict::error;
+            result.detail = program.error().message;
+            return result;
+        }
+        launcher.front() = program.value();
+    }
+    if (auto bad = refused_arg(params.at("extra_args"))) {
+        result.verdict = core::Verdict::error;
+        result.detail = "extra_args may not name a file or the output file: '" + *bad + "'";
         return result;
     }
     const long long bytes = params.at("bytes").get<long long>();
@@ -169,7 +193,10 @@ core::CheckResult NcclTestsCheck::run_impl(const CheckContext& ctx, const nlohma
     }
     const double limit = std::min(params.at("timeout_s").get<double>(), ctx.seconds_left());
     options.timeout = std::chrono::milliseconds(static_cast<long long>(limit * 1000));
-    const auto argv = command(params, binary, json_path);
+    auto argv = command(params, binary, json_path);
+    if (!launcher.empty()) {
+        std::copy(launcher.begin(), launcher.end(), argv.begin());  // the resolved launcher path
+    }
     auto ran = core::run_process(argv, options);
     if (!ran) {
         result.verdict = core::Verdict::error;

@@ -90,27 +90,6 @@ std::vector<std::string> findings(const std::string& label,
     return out;
 }
 
-std::optional<std::string> find_on_path(const std::string& name) {
-    const char* path = std::getenv("PATH");
-    if (path == nullptr) {
-        return std::nullopt;
-    }
-    std::istringstream dirs(path);
-    std::string dir;
-    while (std::getline(dirs, dir, ':')) {
-        if (dir.empty()) {
-            continue;
-        }
-        const std::string candidate = dir + "/" + name;
-        std::error_code ec;
-        if (std::filesystem::is_regular_file(candidate, ec) &&
-            ::access(candidate.c_str(), X_OK) == 0) {
-            return candidate;
-        }
-    }
-    return std::nullopt;
-}
-
 core::Result<std::map<std::string, std::string>> query(const std::string& tool,
                                                        const std::string& device,
                                                        std::chrono::milliseconds timeout) {

@@ -29,9 +29,6 @@ std::vector<std::string> findings(const std::string& label,
                                   const std::map<std::string, std::string>& config, int port,
                                   const std::vector<std::string>& prios);
 
-// The full path of an executable named name in $PATH; nullopt when there is none.
-std::optional<std::string> find_on_path(const std::string& name);
-
 // Runs `<tool> -d <device> q` and parses it; an error when it fails, times out or reports nothing.
 core::Result<std::map<std::string, std::string>> query(const std::string& tool,
                                                        const std::string& device,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/sysfs.hpp"
+#include "plugins/exec_policy.hpp"
 #include "plugins/link/link_common.hpp"
 #include "plugins/link/mlxconfig.hpp"
 
@@ -101,7 +102,7 @@ core::CheckResult RoceCheck::run_impl(const CheckContext& ctx, const nlohmann::j
     }
     std::optional<std::string> mlxconfig_tool;
     if (mlxconfig_mode == "auto") {
-        mlxconfig_tool = mlxconfig::find_on_path("mlxconfig");
+        mlxconfig_tool = find_on_path("mlxconfig");
     }
     int mlxconfig_queried = 0;
 

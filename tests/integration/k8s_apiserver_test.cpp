@@ -546,7 +546,7 @@ TEST_F(K8sApiServer, IndexedJobPerNodeAffinityPodFailuresAndCleanup) {
         std::make_shared<outcome::k8s::Client>(cluster(k_token), outcome::k8s::ClientOptions{});
     K8sJobLauncher launcher(client);
     LaunchContext ctx;
-    ctx.token = "run-token-abc";
+    ctx.secret = "run-secret-abc";
     ctx.run_id = "20260101T000000Z-ABC123";
     ctx.k8s.namespace_name = "preflight";
     ctx.k8s.image = "registry.example/preflight:test";
@@ -633,7 +633,7 @@ TEST_F(K8sApiServer, TlsRunMountsTheCaFromTheRunSecret) {
         std::make_shared<outcome::k8s::Client>(cluster(k_token), outcome::k8s::ClientOptions{});
     K8sJobLauncher launcher(client);
     LaunchContext ctx;
-    ctx.token = "run-token-tls";
+    ctx.secret = "run-secret-tls";
     ctx.run_id = "20260101T000000Z-TLS001";
     ctx.k8s.namespace_name = "preflight";
     ctx.k8s.image = "preflight:test";
@@ -655,7 +655,7 @@ TEST_F(K8sApiServer, TlsRunMountsTheCaFromTheRunSecret) {
               json::parse(R"([{"key": "ca.crt", "path": "ca.crt"}])"));
     auto secret = kubectl_json({"get", "secret", launcher.job_name(), "-n", "preflight"});
     EXPECT_TRUE(secret["data"].contains("ca.crt")) << secret.dump();
-    EXPECT_TRUE(secret["data"].contains("PREFLIGHT_TOKEN")) << secret.dump();
+    EXPECT_TRUE(secret["data"].contains("PREFLIGHT_RUN_SECRET")) << secret.dump();
     launcher.stop();
 
     // A CA the controller cannot read fails every node before anything is created.
@@ -712,7 +712,8 @@ TEST_F(K8sApiServer, RunWithK8sLauncherEndToEnd) {
         auto secret = m_client->get(ns + "/secrets/" + secret_name,
                                     outcome::k8s::Access{"get", "secrets", "", "preflight"});
         ASSERT_TRUE(secret) << secret.error().message;
-        auto token = core::base64_decode((*secret)["data"]["PREFLIGHT_TOKEN"].get<std::string>());
+        auto token =
+            core::base64_decode((*secret)["data"]["PREFLIGHT_RUN_SECRET"].get<std::string>());
         ASSERT_TRUE(token);
         std::vector<std::string> argv;
         for (const auto& a : c["command"]) {
@@ -723,7 +724,7 @@ TEST_F(K8sApiServer, RunWithK8sLauncherEndToEnd) {
             argv.push_back(argv.empty() ? k_bin + "/" + arg : arg);
         }
         auto agent = core::ChildProcess::spawn(
-            argv, {{"PREFLIGHT_TOKEN", std::string(token->begin(), token->end())}},
+            argv, {{"PREFLIGHT_RUN_SECRET", std::string(token->begin(), token->end())}},
             (m_dir / (node + ".log")).string());
         ASSERT_TRUE(agent) << agent.error().message;
         agents.push_back(std::move(agent.value()));

@@ -45,7 +45,8 @@ class ScaleHarness : public ::testing::Test {
         std::filesystem::remove_all(m_dir);
         std::filesystem::create_directories(m_dir);
         m_token_file = (m_dir / "token").string();
-        std::ofstream(m_token_file) << "scale-harness-test-token\n";
+        std::ofstream(m_token_file)
+            << "0f1e2d3c4b5a69788796a5b4c3d2e1f05c0f1e2d3a4b69788796a5b4c3d2e1f0\n";
         ::chmod(m_token_file.c_str(), 0600);
         std::ofstream(m_dir / "config.yaml")
             << "checks: [link.netdev, collective.gloo_allreduce]\n"
@@ -74,7 +75,7 @@ TEST_F(ScaleHarness, ThousandAgentsFindExactlyTheBadNodes) {
     int port = free_port();
     auto controller = ChildProcess::spawn(
         {k_bin_dir + "/preflight", "run", "--nodes", "v[0001-1024]", "--launcher", "connect",
-         "--listen", "127.0.0.1", "--port", std::to_string(port), "--token-file", m_token_file,
+         "--listen", "127.0.0.1", "--port", std::to_string(port), "--secret-file", m_token_file,
          "--config", (m_dir / "config.yaml").string(), "--report-dir", (m_dir / "report").string(),
          "--no-progress"},
         {}, (m_dir / "controller.log").string());
@@ -84,7 +85,7 @@ TEST_F(ScaleHarness, ThousandAgentsFindExactlyTheBadNodes) {
     auto fleet = ChildProcess::spawn(
         {k_bin_dir + "/preflight-scale-harness", "--virtual", "1024", "--controller",
          "127.0.0.1:" + std::to_string(port), "--bad", "v[0003-0004,0100,0513,1024]", "--check-ms",
-         "200", "--seed", "7", "--token-file", m_token_file, "--exit-after", "120"},
+         "200", "--seed", "7", "--secret-file", m_token_file, "--exit-after", "120"},
         {}, (m_dir / "harness.log").string());
     ASSERT_TRUE(fleet) << fleet.error().message;
     m_fleet.emplace(std::move(fleet.value()));
@@ -177,14 +178,14 @@ TEST_F(ScaleHarness, RoundOnePairsStayUnderOneSwitch) {
         auto controller = ChildProcess::spawn(
             {k_bin_dir + "/preflight", "run", "--inventory", (m_dir / "inventory.yaml").string(),
              "--launcher", "connect", "--listen", "127.0.0.1", "--port", std::to_string(port),
-             "--token-file", m_token_file, "--config", (m_dir / "topo.yaml").string(),
+             "--secret-file", m_token_file, "--config", (m_dir / "topo.yaml").string(),
              "--report-dir", (m_dir / "topo-report").string(), "--no-progress"},
             {}, (m_dir / "topo-controller.log").string());
         ASSERT_TRUE(controller) << controller.error().message;
         m_controller.emplace(std::move(controller.value()));
         auto fleet = ChildProcess::spawn(
             {k_bin_dir + "/preflight-scale-harness", "--virtual", std::to_string(n), "--controller",
-             "127.0.0.1:" + std::to_string(port), "--check-ms", "50", "--token-file", m_token_file,
+             "127.0.0.1:" + std::to_string(port), "--check-ms", "50", "--secret-file", m_token_file,
              "--exit-after", "60"},
             {}, (m_dir / "topo-harness.log").string());
         ASSERT_TRUE(fleet) << fleet.error().message;

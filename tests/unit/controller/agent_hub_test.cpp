@@ -20,8 +20,10 @@
 #include "agent/session.hpp"
 #include "core/auth.hpp"
 #include "core/frame_codec.hpp"
+#include "core/keys.hpp"
 #include "core/protocol.hpp"
 #include "tests/unit/controller/local_agent.hpp"
+#include "tests/unit/controller/raw_client.hpp"
 
 namespace preflight::controller {
 namespace {
@@ -31,136 +33,10 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using ::testing::HasSubstr;
 
-constexpr const char* k_token = "test-token-0123456789";
-
-// Polls pred every 10 ms until it holds or timeout passes.
-bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-    auto deadline = Clock::now() + timeout;
-    while (!pred()) {
-        if (Clock::now() >= deadline) {
-            return false;
-        }
-        std::this_thread::sleep_for(10ms);
-    }
-    return true;
-}
-
-// A blocking client for the controller's protocol, with a deadline on every read.
-class RawClient {
-  public:
-    explicit RawClient(int port) : m_socket(m_io) {
-        m_socket.connect({asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
-        m_socket.set_option(asio::ip::tcp::no_delay(true));
-    }
-
-    void send(const core::Message& message) {
-        send_raw(*core::encode_frame(core::serialize(message)));
-    }
-
-    void send_raw(const std::string& bytes) {
-        boost::system::error_code ec;
-        asio::write(m_socket, asio::buffer(bytes), ec);
-    }
-
-    // The next frame within timeout; nullopt on timeout or when the connection closed (closed()
-    // tells which). Heartbeats are skipped unless keep_heartbeats.
-    std::optional<core::Message> receive(std::chrono::milliseconds timeout,
-                                         bool keep_heartbeats = false) {
-        auto deadline = Clock::now() + timeout;
-        for (;;) {
-            while (m_decoder.has_frame()) {
-                auto parsed = core::parse_message(m_decoder.pop_frame());
-                EXPECT_TRUE(parsed.ok()) << parsed.error().message;
-                if (!parsed.ok()) {
-                    return std::nullopt;
-                }
-                if (!keep_heartbeats && std::holds_alternative<core::msg::Heartbeat>(*parsed)) {
-                    continue;
-                }
-                return std::move(parsed.value());
-            }
-            if (m_closed) {
-                return std::nullopt;
-            }
-            auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-            if (left.count() <= 0) {
-                return std::nullopt;
-            }
-            pollfd pfd{m_socket.native_handle(), POLLIN, 0};
-            if (::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) {
-                continue;
-            }
-            std::array<char, 64 * 1024> buffer{};
-            boost::system::error_code ec;
-            std::size_t n = m_socket.read_some(asio::buffer(buffer), ec);
-            if (ec) {
-                m_closed = true;
-                continue;
-            }
-            EXPECT_TRUE(m_decoder.feed(std::string_view(buffer.data(), n)).ok());
-        }
-    }
-
-    template <class T>
-    std::optional<T> receive_as(std::chrono::milliseconds timeout = 2s) {
-        auto m = receive(timeout);
-        if (!m) {
-            ADD_FAILURE() << "expected a message, got " << (m_closed ? "EOF" : "nothing");
-            return std::nullopt;
-        }
-        if (!std::holds_alternative<T>(*m)) {
-            ADD_FAILURE() << "unexpected '" << core::message_type(*m) << "'";
-            return std::nullopt;
-        }
-        return std::get<T>(std::move(*m));
-    }
-
-    // True once the peer closed the connection within timeout; other frames are discarded.
-    bool wait_closed(std::chrono::milliseconds timeout) {
-        auto deadline = Clock::now() + timeout;
-        while (!m_closed && Clock::now() < deadline) {
-            receive(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
-                    true);
-        }
-        return m_closed;
-    }
-
-    // Reads the challenge and answers with a hello for node under token.
-    std::string hello(const std::string& node, const std::string& token = k_token) {
-        auto challenge = receive_as<core::msg::Challenge>();
-        if (!challenge) {
-            return {};
-        }
-        core::msg::Hello h;
-        h.node = node;
-        h.version = "test";
-        h.capabilities = {"link.netdev"};
-        h.mac = core::auth_mac(token, challenge->nonce, node);
-        send(h);
-        return challenge->nonce;
-    }
-
-    // hello + expect welcome.
-    bool authenticate(const std::string& node) {
-        hello(node);
-        auto welcome = receive_as<core::msg::Welcome>();
-        return welcome.has_value();
-    }
-
-    bool closed() const { return m_closed; }
-
-  private:
-    asio::io_context m_io;
-    asio::ip::tcp::socket m_socket;
-    core::FrameDecoder m_decoder;
-    bool m_closed = false;
-};
-
-std::string header(std::uint32_t n) {
-    return {static_cast<char>((n >> 24) & 0xff), static_cast<char>((n >> 16) & 0xff),
-            static_cast<char>((n >> 8) & 0xff), static_cast<char>(n & 0xff)};
-}
+using test_agents::eventually;
+using test_agents::header;
+using test_agents::RawClient;
+constexpr const char* k_token = test_agents::k_raw_secret;
 
 class AgentHubTest : public ::testing::Test {
   protected:
@@ -170,7 +46,7 @@ class AgentHubTest : public ::testing::Test {
                std::size_t spare_unauthenticated = 256) {
         HubOptions options;
         options.spare_unauthenticated = spare_unauthenticated;
-        options.token = k_token;
+        options.secret = k_token;
         options.run_id = "run-test";
         options.expected = {"n1", "n2"};
         options.heartbeat_s = heartbeat_s;
@@ -293,7 +169,10 @@ TEST_F(AgentHubTest, MacForAnotherNonceIsRejected) {
     core::msg::Hello h;
     h.node = "n1";
     h.version = "test";
-    h.mac = core::auth_mac(k_token, "0000", "n1");  // a replayed mac from another challenge
+    h.agent_nonce = std::string(32, 'a');
+    // a replayed mac from another challenge
+    h.mac = core::hello_mac(core::derive_node_key(k_token, "n1"), std::string(32, '0'),
+                            h.agent_nonce, "n1");
     client.send(h);
     auto reject = client.receive_as<core::msg::Reject>();
     ASSERT_TRUE(reject.has_value());
@@ -349,8 +228,9 @@ TEST_F(AgentHubTest, SecondHelloClosesTheConnection) {
     core::msg::Hello h;
     h.node = "n1";
     h.version = "test";
-    h.mac = core::auth_mac(k_token, nonce, "n1");
-    client.send(h);
+    h.agent_nonce = std::string(32, 'b');
+    h.mac = core::hello_mac(core::derive_node_key(k_token, "n1"), nonce, h.agent_nonce, "n1");
+    client.send(h);  // unsealed after the welcome: closed either way
     EXPECT_TRUE(client.wait_closed(2s));
 }
 
@@ -378,7 +258,7 @@ TEST_F(AgentHubTest, GarbageFrameClosesOnlyThatConnection) {
     RawClient bad_agent(port());
     ASSERT_TRUE(bad_agent.authenticate("n2"));
     ASSERT_TRUE(eventually_connected("n2"));
-    bad_agent.send_raw(*core::encode_frame(R"({"v":1,"type":"result","step":"x"})"));
+    bad_agent.send_payload(R"({"v":1,"type":"result","step":"x"})");
     EXPECT_TRUE(bad_agent.wait_closed(2s));
     ASSERT_TRUE(eventually([&] { return hub().lost_nodes().count("n2") != 0; }, 2000ms));
     EXPECT_THAT(hub().lost_nodes().at("n2"), HasSubstr("bad message"));
@@ -387,6 +267,47 @@ TEST_F(AgentHubTest, GarbageFrameClosesOnlyThatConnection) {
     EXPECT_FALSE(good.wait_closed(200ms));
     EXPECT_EQ(hub().connected_nodes(), (std::set<std::string>{"n1"}));
     EXPECT_EQ(hub().lost_nodes().count("n1"), 0u);
+}
+
+// After the welcome every frame must be sealed with the session's key and sequence number: an
+// unsealed, forged or replayed frame (what a machine in the path could inject) ends that
+// connection and nothing in it is acted on.
+TEST_F(AgentHubTest, UnsealedOrForgedFrameAfterTheWelcomeClosesTheConnection) {
+    RawClient unsealed(port());
+    ASSERT_TRUE(unsealed.authenticate("n1"));
+    ASSERT_TRUE(eventually_connected("n1"));
+    unsealed.send_raw(*core::encode_frame(core::serialize(core::msg::Heartbeat{})));
+    EXPECT_TRUE(unsealed.wait_closed(2s));
+    ASSERT_TRUE(eventually([&] { return hub().lost_nodes().count("n1") != 0; }, 2000ms));
+    EXPECT_THAT(hub().lost_nodes().at("n1"), HasSubstr("frame is not sealed"));
+
+    RawClient forged(port());
+    ASSERT_TRUE(forged.authenticate("n2"));
+    ASSERT_TRUE(eventually_connected("n2"));
+    const std::string payload = core::serialize(core::msg::KvSet{"k", "eA=="});
+    forged.send_raw(*core::encode_frame(payload + "\n" + std::string(64, '0')));
+    EXPECT_TRUE(forged.wait_closed(2s));
+    ASSERT_TRUE(eventually([&] { return hub().lost_nodes().count("n2") != 0; }, 2000ms));
+    EXPECT_THAT(hub().lost_nodes().at("n2"), HasSubstr("does not verify"));
+}
+
+// A node's key proves that node only: a peer holding n1's key cannot join as n2.
+TEST_F(AgentHubTest, OneNodesKeyCannotJoinAsAnotherNode) {
+    RawClient client(port());
+    auto challenge = client.receive_as<core::msg::Challenge>();
+    ASSERT_TRUE(challenge.has_value());
+    core::msg::Hello h;
+    h.node = "n2";
+    h.version = "test";
+    h.agent_nonce = core::random_hex(16);
+    h.mac = core::hello_mac(core::derive_node_key(k_token, "n1"), challenge->nonce, h.agent_nonce,
+                            "n2");
+    client.send(h);
+    auto reject = client.receive_as<core::msg::Reject>();
+    ASSERT_TRUE(reject.has_value());
+    EXPECT_EQ(reject->reason, "authentication failed");
+    EXPECT_TRUE(client.wait_closed(2s));
+    EXPECT_FALSE(connected("n2"));
 }
 
 TEST_F(AgentHubTest, MessageBeforeHelloClosesTheConnection) {

@@ -196,7 +196,7 @@ TEST(AgentJob, IndexedOnePodPerNodeNoTokenInSpec) {
     EXPECT_EQ(pod["automountServiceAccountToken"], false);
     EXPECT_EQ(pod["containers"][0]["env"][1]["valueFrom"]["secretKeyRef"]["name"], in.name);
     EXPECT_EQ(job["spec"]["template"]["metadata"]["labels"]["preflight.dev/run"], in.name);
-    EXPECT_EQ(token_secret(in, "t0k")["stringData"]["PREFLIGHT_TOKEN"], "t0k");
+    EXPECT_EQ(token_secret(in, "t0k")["stringData"]["PREFLIGHT_RUN_SECRET"], "t0k");
     EXPECT_LE(job_name_for(std::string(100, 'x')).size(), 52u);
 }
 

@@ -5,16 +5,18 @@
 #include <string>
 
 #include "agent/session.hpp"
+#include "core/keys.hpp"
 
 namespace preflight::test_agents {
 
 inline agent::AgentOptions local_agent_options(int port, const std::string& node,
-                                               const std::string& token, double connect_timeout_s) {
+                                               const std::string& secret,
+                                               double connect_timeout_s) {
     agent::AgentOptions options;
     options.controller_host = "127.0.0.1";
     options.controller_port = port;
     options.node = node;
-    options.token = token;
+    options.node_key = core::derive_node_key(secret, node);  // as the launchers hand it out
     options.connect_timeout_s = connect_timeout_s;
     return options;
 }

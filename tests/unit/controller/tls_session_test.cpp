@@ -22,6 +22,7 @@
 #include "agent/session.hpp"
 #include "controller/net/server.hpp"
 #include "core/config.hpp"
+#include "core/keys.hpp"
 #include "core/process.hpp"
 #include "core/tls.hpp"
 #include "tests/unit/controller/local_agent.hpp"
@@ -153,7 +154,7 @@ class TlsSessionTest : public ::testing::Test {
             tls = made.value();
         }
         HubOptions options;
-        options.token = k_token;
+        options.secret = k_token;
         options.run_id = "run-tls";
         options.expected = {"n1", "n2"};
         options.heartbeat_s = 1.0;
@@ -273,7 +274,7 @@ TEST_F(TlsSessionTest, ACaFileThatIsNoCaIsAUsageError) {
 TEST_F(TlsSessionTest, WrongTokenIsStillRejectedInsideTls) {
     start("ip");
     auto options = agent("n1", m_server->port(), "ip");
-    options.token = "not-the-token";
+    options.node_key = core::derive_node_key("not-the-secret", "n1");
     EXPECT_EQ(run_to_end(options), agent::k_agent_rejected);
     EXPECT_FALSE(connected("n1"));
 }

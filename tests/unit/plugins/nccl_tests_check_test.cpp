@@ -45,6 +45,7 @@ class NcclTestsCheckTest : public ::testing::Test {
         out << "exit " << rc << "\n";
         out.close();
         ::chmod(path.c_str(), 0755);
+        m_allowed.push_back(path);
         return path;
     }
 
@@ -53,6 +54,11 @@ class NcclTestsCheckTest : public ::testing::Test {
         CheckContext ctx;
         ctx.node = "gpu001";
         ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        // The fakes (and env, the launcher one test uses) are what this node allows.
+        auto allowed = m_allowed;
+        allowed.push_back("/usr/bin/env");
+        const auto policy = ExecPolicy::listing(allowed, "the test's allowlist");
+        ctx.exec_policy = &policy;
         return check.run(ctx, params);
     }
 
@@ -64,6 +70,7 @@ class NcclTestsCheckTest : public ::testing::Test {
     }
 
     std::filesystem::path m_dir;
+    std::vector<std::string> m_allowed;
     int m_fakes = 0;
 };
 
@@ -161,6 +168,51 @@ TEST_F(NcclTestsCheckTest, NcclUsingFewerRdmaNicsThanExpectedFails) {
     // Without any NET line (logging off) the rule says nothing and never fails.
     auto quiet = run({{"binary", fake("single_node_8gpu.txt", "", 0)}, {"expect_rdma_nics", 2}});
     EXPECT_EQ(quiet.verdict, core::Verdict::pass) << quiet.detail;
+}
+
+// What runs as root is the node's decision: a program the node's policy does not allow is never
+// started, whatever the run parameters (from the controller, or whoever poses as one) say.
+TEST_F(NcclTestsCheckTest, ProgramOutsideTheNodesPolicyIsAnErrorAndNeverRuns) {
+    auto bin = fake("single_node_8gpu.txt", "", 0);
+    m_allowed.clear();  // this node allows nothing
+    auto r = run({{"binary", bin}, {"json", false}});
+    EXPECT_EQ(r.verdict, core::Verdict::error);
+    EXPECT_NE(r.detail.find("refused by the test's allowlist"), std::string::npos) << r.detail;
+    EXPECT_FALSE(std::filesystem::exists(m_dir / "argv")) << "the program ran";
+}
+
+TEST_F(NcclTestsCheckTest, LauncherOutsideThePolicyIsAnErrorAndNothingRuns) {
+    auto bin = fake("single_node_8gpu.txt", "", 0);
+    auto r = run({{"binary", bin}, {"json", false}, {"launcher", {"/bin/sh", "-c", "id"}}});
+    EXPECT_EQ(r.verdict, core::Verdict::error);
+    EXPECT_NE(r.detail.find("launcher '/bin/sh' refused"), std::string::npos) << r.detail;
+    EXPECT_FALSE(std::filesystem::exists(m_dir / "argv"));
+}
+
+TEST_F(NcclTestsCheckTest, ExtraArgsNamingAFileAreRefused) {
+    auto bin = fake("single_node_8gpu.txt", "", 0);
+    for (const char* bad : {"/etc/passwd", "-J", "--output_file=/x", "../x"}) {
+        auto r = run({{"binary", bin}, {"json", false}, {"extra_args", {bad}}});
+        EXPECT_EQ(r.verdict, core::Verdict::error) << bad;
+        EXPECT_FALSE(std::filesystem::exists(m_dir / "argv")) << bad;
+    }
+}
+
+TEST_F(NcclTestsCheckTest, TheDefaultPolicyRunsNoLauncherAndOnlyNcclTestsNames) {
+    NcclTestsCheck check;
+    CheckContext ctx;  // no exec_policy: the defaults
+    ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    auto bin = fake("single_node_8gpu.txt", "", 0);  // named all_reduce_perf_<n>
+    auto r = check.run(ctx, {{"binary", bin}, {"json", false}});
+    EXPECT_EQ(r.verdict, core::Verdict::error);
+    EXPECT_NE(r.detail.find("not an nccl-tests binary"), std::string::npos) << r.detail;
+    const auto real_name = m_dir / "all_reduce_perf";
+    std::filesystem::copy_file(bin, real_name);
+    auto named = check.run(ctx, {{"binary", real_name.string()}, {"json", false}});
+    EXPECT_EQ(named.verdict, core::Verdict::pass) << named.detail;
+    auto launched = check.run(
+        ctx, {{"binary", real_name.string()}, {"json", false}, {"launcher", {"/usr/bin/env"}}});
+    EXPECT_EQ(launched.verdict, core::Verdict::error) << launched.detail;
 }
 
 }  // namespace
