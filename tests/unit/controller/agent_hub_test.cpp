@@ -900,10 +900,10 @@ void expect_real_agent_joins(Server& server, const std::string& node) {
 }
 
 TEST_F(AgentHubTest, AgentTricklingAFrameIsClosedAtTheFrameDeadline) {
-    // Bytes every 50 ms keep the heartbeat check (3 x 0.2 s) satisfied; only a deadline on the
+    // Bytes every 50 ms keep the heartbeat check (3 x 0.3 s) satisfied; only a deadline on the
     // whole frame ends it.
     m_server->stop();
-    start(/*heartbeat_s=*/0.2, /*hello_timeout_s=*/2.0, 256,
+    start(/*heartbeat_s=*/0.3, /*hello_timeout_s=*/2.0, 256,
           [](HubOptions& o) { o.frame_timeout_s = 0.6; });
     RawClient client(port());
     ASSERT_TRUE(client.authenticate("n1"));
@@ -945,8 +945,9 @@ TEST_F(AgentHubTest, HelloLengthOverTheUnauthenticatedCapClosesAtOnce) {
 }
 
 TEST_F(AgentHubTest, PartialFramesAcrossConnectionsAreCapped) {
-    // 256 KiB in all, 128 KiB of it for unauthenticated peers: two half-sent hellos of 50 KB fit,
-    // the third does not, and an agent still joins.
+    // 256 KiB in all, 128 KiB of it for unauthenticated peers: any two half-sent hellos of 50 KB
+    // fit, the third does not (whichever read crosses the cap closes its own connection: with the
+    // pauses, the last one's), and an agent still joins.
     m_server->stop();
     start(/*heartbeat_s=*/1.0, /*hello_timeout_s=*/30.0, 256,
           [](HubOptions& o) { o.max_partial_frame_bytes = 256 * 1024; });
@@ -958,9 +959,17 @@ TEST_F(AgentHubTest, PartialFramesAcrossConnectionsAreCapped) {
         peers.back()->send_raw(half_hello);
         std::this_thread::sleep_for(300ms);  // read in full before the next one grows the total
     }
-    EXPECT_TRUE(peers[2]->wait_closed(2s)) << "the connection over the cap was kept";
-    EXPECT_FALSE(peers[0]->wait_closed(200ms));
-    EXPECT_FALSE(peers[1]->wait_closed(200ms));
+    auto closed = [&] {
+        int n = 0;
+        for (const auto& peer : peers) {
+            n += peer->wait_closed(20ms) ? 1 : 0;
+        }
+        return n;
+    };
+    EXPECT_TRUE(eventually([&] { return closed() > 0; }, 2000ms))
+        << "the connection over the cap was kept";
+    std::this_thread::sleep_for(200ms);
+    EXPECT_EQ(closed(), 1);
 
     // An authenticated agent's partial frames have the other half.
     RawClient agent(port());
@@ -1003,10 +1012,10 @@ TEST_F(AgentHubTest, UnauthenticatedConnectionsPerSourceAreCapped) {
 }
 
 TEST_F(AgentHubTest, NewConnectionsPerSourceAreRateLimited) {
-    // One new connection per second, a burst of 4: the fifth and sixth at once are closed.
+    // One new connection every 2 s, a burst of 4: the fifth and sixth at once are closed.
     m_server->stop();
     start(/*heartbeat_s=*/1.0, /*hello_timeout_s=*/30.0, 256, [](HubOptions& o) {
-        o.connections_per_source_per_s = 1.0;
+        o.connections_per_source_per_s = 0.5;
         o.connection_burst_per_source = 4.0;
     });
     std::vector<std::unique_ptr<RawClient>> clients;
@@ -1022,7 +1031,7 @@ TEST_F(AgentHubTest, NewConnectionsPerSourceAreRateLimited) {
     }
     RawClient other(port(), "127.0.0.2");
     EXPECT_TRUE(other.authenticate("n2"));
-    std::this_thread::sleep_for(1100ms);  // a token again
+    std::this_thread::sleep_for(2100ms);  // a token again
     expect_real_agent_joins(*m_server, "n1");
 }
 
