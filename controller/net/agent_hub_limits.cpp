@@ -24,8 +24,9 @@ bool AgentHub::admit(core::Stream& stream) {
     if (why.empty()) {
         return true;
     }
-    stream.close();
+    // Counted before the close, so whoever sees the close also sees the count.
     log_refused(remote.address().to_string() + ":" + std::to_string(remote.port()), why);
+    stream.close();
     return false;
 }
 
