@@ -2,6 +2,12 @@
 
 namespace preflight::core {
 
+namespace {
+
+constexpr std::size_t k_keep_capacity = 64 * 1024;
+
+}  // namespace
+
 Result<std::string> encode_frame(std::string_view payload) {
     if (payload.size() > k_max_frame_bytes) {
         return Error{"frame of " + std::to_string(payload.size()) + " bytes exceeds the limit of " +
@@ -45,8 +51,14 @@ Status FrameDecoder::feed(std::string_view bytes) {
         }
         m_frames.emplace_back(m_buffer, offset + k_frame_header_bytes, length);
         offset += k_frame_header_bytes + length;
+        ++m_decoded;
     }
     m_buffer.erase(0, offset);
+    // A large frame leaves its capacity behind; thousands of idle connections must not each keep
+    // a megabyte for a frame they sent once.
+    if (m_buffer.empty() && m_buffer.capacity() > k_keep_capacity) {
+        std::string().swap(m_buffer);
+    }
     return {};
 }
 

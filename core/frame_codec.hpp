@@ -29,13 +29,23 @@ class FrameDecoder {
     bool has_frame() const { return !m_frames.empty(); }
     std::string pop_frame();  // precondition: has_frame()
     bool failed() const { return !m_error.empty(); }
+    // Bytes of the frame not yet complete (its header included): what a slow or hostile peer
+    // makes us hold.
     std::size_t buffered() const { return m_buffer.size(); }
+    // Frames completed so far: when it changes while buffered() stays non-zero, a new partial frame
+    // began (the owner times each frame from its first byte).
+    std::uint64_t frames_decoded() const { return m_decoded; }
+    // Payload limit for the frames whose header has not been read yet (an owner allows more once
+    // the peer has authenticated).
+    void set_max_frame(std::size_t max_frame) { m_max = max_frame; }
+    std::size_t max_frame() const { return m_max; }
 
   private:
     std::size_t m_max;
     std::string m_buffer;
     std::deque<std::string> m_frames;
     std::string m_error;
+    std::uint64_t m_decoded = 0;
 };
 
 }  // namespace preflight::core

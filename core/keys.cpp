@@ -72,7 +72,11 @@ std::vector<unsigned char> hkdf_sha256(std::string_view ikm, std::string_view sa
 }
 
 std::string derive_node_key(std::string_view secret, std::string_view node) {
-    const auto raw = hkdf_sha256(secret, k_node_key_salt, node, k_key_hex_chars / 2);
+    // OpenSSL bounds HKDF's info (1 KiB); a node name is at most 64 characters, so only a name
+    // that can never be valid is this long: it gets the key of its hash, never an abort.
+    const std::string info =
+        node.size() <= 255 ? std::string(node) : "sha256:" + hmac_sha256_hex("", node);
+    const auto raw = hkdf_sha256(secret, k_node_key_salt, info, k_key_hex_chars / 2);
     static constexpr char k_digits[] = "0123456789abcdef";
     std::string hex;
     for (unsigned char b : raw) {

@@ -7,6 +7,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "core/log_text.hpp"
+
 namespace preflight::core {
 namespace {
 
@@ -28,7 +30,8 @@ class JsonMessageFlag final : public spdlog::custom_flag_formatter {
 std::string json_escape(const std::string& s) {
     std::string out;
     out.reserve(s.size() + 8);
-    for (unsigned char c : s) {
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
         switch (c) {
             case '"':
                 out += "\\\"";
@@ -50,10 +53,23 @@ std::string json_escape(const std::string& s) {
                     char buf[8];
                     std::snprintf(buf, sizeof buf, "\\u%04x", c);
                     out += buf;
+                } else if (c >= 0x80) {
+                    // A JSON line must be valid UTF-8 or a collector drops it: a byte that is not
+                    // part of a well-formed sequence is written as the text \xHH, as
+                    // escape_for_log writes it in the text format.
+                    if (std::size_t n = utf8_sequence_length(std::string_view(s).substr(i))) {
+                        out.append(s, i, n);
+                        i += n;
+                        continue;
+                    }
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\\\x%02x", c);
+                    out += buf;
                 } else {
                     out.push_back(static_cast<char>(c));
                 }
         }
+        ++i;
     }
     return out;
 }

@@ -13,7 +13,8 @@ enum class LogFormat { text, json };
 // level: trace, debug, info, warn, error, off. component names the program ("controller", "agent").
 Status init_logging(const std::string& level, LogFormat format, const std::string& component);
 
-// Escapes a string for inclusion in a JSON string value (used by the JSON-lines pattern).
+// Escapes a string for inclusion in a JSON string value (used by the JSON-lines pattern). Bytes
+// that are not well-formed UTF-8 become the text \xHH, so the line stays valid JSON.
 std::string json_escape(const std::string& s);
 
 // The current UTC time formatted with strftime's format (at most 31 characters of output).

@@ -6,7 +6,9 @@
 #include <spdlog/spdlog.h>
 
 #include "core/auth.hpp"
+#include "core/inventory.hpp"
 #include "core/keys.hpp"
+#include "core/log_text.hpp"
 
 namespace preflight::controller {
 
@@ -32,80 +34,39 @@ std::string format_seconds(double s) {
 }  // namespace
 
 AgentHub::AgentHub(asio::io_context& io, HubOptions options)
-    : m_io(io), m_options(std::move(options)), m_timer(io) {}
+    : m_io(io),
+      m_options(std::move(options)),
+      m_timer(io),
+      m_sources({m_options.max_unauthenticated_per_source, m_options.connections_per_source_per_s,
+                 m_options.connection_burst_per_source}),
+      m_partial_frames(m_options.max_partial_frame_bytes),
+      m_rejections(m_options.rejection_log_interval_s) {}
 
 void AgentHub::accept(core::Stream stream) {
+    if (!admit(stream)) {
+        return;
+    }
     // Only under a flood does the total exceed what the run needs; then make room for this one.
     if (m_connections.size() >= m_options.expected.size() + m_options.spare_unauthenticated) {
         shed_unauthenticated("too many unauthenticated connections");
     }
     auto conn = std::make_shared<Connection>(std::move(stream), *this);
+    conn->holds_source_slot = true;
+    conn->limit_frames(m_options.max_unauthenticated_frame, &m_partial_frames);
     conn->nonce = core::random_hex(16);
     m_connections.insert(conn);
     conn->start();
     conn->send(core::msg::Challenge{conn->nonce});
 }
 
-bool AgentHub::shed_unauthenticated(const std::string& why) {
-    ConnectionPtr oldest;
-    for (const auto& conn : m_connections) {
-        if (!conn->authenticated && conn->open() &&
-            (!oldest || conn->last_received() < oldest->last_received())) {
-            oldest = conn;
-        }
-    }
-    if (!oldest) {
-        return false;
-    }
-    if (m_shed++ % 1000 == 0) {  // a flood must not flood the log too
-        spdlog::warn("closing unauthenticated connection {}: {} ({} closed so far)", oldest->peer(),
-                     why, m_shed);
-    }
-    oldest->close(why);
-    return true;
-}
-
-void AgentHub::start_timers() {
-    tick();
-}
-
-void AgentHub::tick() {
-    auto now = Clock::now();
-    auto heartbeat = std::chrono::duration<double>(m_options.heartbeat_s);
-    std::vector<ConnectionPtr> to_close;
-    // One heartbeat payload for every connection: no JSON per agent per tick (each is sealed
-    // with its connection's key).
-    static const std::string k_heartbeat = core::serialize(core::msg::Heartbeat{});
-    // A snapshot: a heartbeat send can close its connection, which erases it from m_connections.
-    const std::vector<ConnectionPtr> connections(m_connections.begin(), m_connections.end());
-    for (const auto& conn : connections) {
-        double silent = std::chrono::duration<double>(now - conn->last_received()).count();
-        double age = std::chrono::duration<double>(now - conn->accepted_at()).count();
-        if (!conn->authenticated && age > m_options.hello_timeout_s) {
-            to_close.push_back(conn);
-        } else if (conn->authenticated && silent > 3 * m_options.heartbeat_s) {
-            to_close.push_back(conn);
-        } else if (conn->authenticated) {
-            conn->send_payload(k_heartbeat);
-        }
-    }
-    for (const auto& conn : to_close) {
-        double silent = std::chrono::duration<double>(now - conn->last_received()).count();
-        conn->close(conn->authenticated
-                        ? "no heartbeat for " + format_seconds(silent) + " s"
-                        : "no hello within " + format_seconds(m_options.hello_timeout_s) + " s");
-    }
-    m_timer.expires_after(std::chrono::duration_cast<Clock::duration>(heartbeat));
-    m_timer.async_wait([this](boost::system::error_code ec) {
-        if (!ec) {
-            tick();
-        }
-    });
-}
-
 void AgentHub::on_message(const ConnectionPtr& conn, core::Message message) {
     if (auto* hello = std::get_if<core::msg::Hello>(&message)) {
+        const bool was_authenticated = conn->authenticated;
         handle_hello(conn, *hello);
+        if (!was_authenticated && conn->authenticated) {
+            release_source(conn);
+            conn->limit_frames(core::k_max_frame_bytes, &m_partial_frames);
+        }
         return;
     }
     if (!conn->authenticated) {
@@ -134,12 +95,16 @@ void AgentHub::on_message(const ConnectionPtr& conn, core::Message message) {
 
 void AgentHub::handle_hello(const ConnectionPtr& conn, const core::msg::Hello& hello) {
     auto reject = [&](const std::string& reason) {
-        spdlog::warn("rejected agent at {} claiming node '{}': {}", conn->peer(), hello.node,
-                     reason);
+        m_rejections.rejected(conn->peer(), hello.node, reason, Clock::now());
         conn->send_and_close(core::msg::Reject{reason}, "rejected: " + reason);
     };
     if (conn->authenticated) {
         conn->close("second hello");
+        return;
+    }
+    // The inventory's rule, before anything else reads the name; the reason does not echo it.
+    if (!core::valid_node_name(hello.node)) {
+        reject("invalid node name");
         return;
     }
     if (hello.agent_nonce.size() != core::k_nonce_hex_chars ||
@@ -175,7 +140,7 @@ void AgentHub::handle_hello(const ConnectionPtr& conn, const core::msg::Hello& h
     // Debug, not info: at thousands of agents one line each is a hot path and buries the summary
     // the orchestrator logs ("N of M agents connected").
     spdlog::debug("agent {} connected from {} (version {})", hello.node, conn->peer(),
-                  hello.version);
+                  core::escape_for_log(hello.version));
     {
         std::lock_guard lock(m_state_mutex);
         m_connected.insert(hello.node);
@@ -186,6 +151,7 @@ void AgentHub::handle_hello(const ConnectionPtr& conn, const core::msg::Hello& h
 
 void AgentHub::on_closed(const ConnectionPtr& conn, const std::string& reason) {
     m_connections.erase(conn);
+    release_source(conn);
     for (auto it = m_kv_waiters.begin(); it != m_kv_waiters.end();) {
         if (it->second.conn == conn) {
             it->second.timer->cancel();
@@ -249,7 +215,8 @@ void AgentHub::handle_result(const ConnectionPtr& conn, core::msg::StepResult re
     m_pending.erase(it);
     if (result.result.check != pending.check) {
         result.result =
-            error_result(pending.check, "agent answered with check '" + result.result.check + "'");
+            error_result(pending.check, "agent answered with check '" +
+                                            core::escape_for_log(result.result.check) + "'");
     }
     complete(pending.batch, pending.index,
              StepOutcome{conn->node, std::move(result.result), false});
@@ -385,6 +352,7 @@ void AgentHub::shutdown(const std::string& reason) {
             }
         }
         m_timer.cancel();
+        m_rejections.finish(Clock::now());
         done.set_value();
     });
     if (future.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {

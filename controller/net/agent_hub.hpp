@@ -20,6 +20,8 @@
 #include <boost/asio.hpp>
 
 #include "controller/net/connection.hpp"
+#include "controller/net/peer_limits.hpp"
+#include "controller/net/rejection_log.hpp"
 #include "core/model.hpp"
 #include "core/protocol.hpp"
 
@@ -36,6 +38,32 @@ struct HubOptions {
     // Unauthenticated connections held at once beyond the expected agents; past it the oldest is
     // closed, so a flood of silent connections cannot keep real agents out.
     std::size_t spare_unauthenticated = 256;
+
+    // Limits on hostile peers. Deadlines are checked on the tick, every heartbeat_s, so a peer is
+    // closed between the deadline and one heartbeat interval after it.
+    //
+    // An authenticated peer that has begun a frame must finish it within this long of its first
+    // byte, however it paces the rest: 30 s carries the largest frame (1 MiB) at 280 kbit/s, far
+    // below any management network, and the agents' own frames are a few KiB.
+    double frame_timeout_s = 30.0;
+    // The largest frame a peer may announce before it has authenticated: a hello is a few hundred
+    // bytes. A larger length header closes the connection before anything is buffered for it.
+    std::size_t max_unauthenticated_frame = 64 * 1024;
+    // Bytes held in frames not yet complete, across all connections; unauthenticated peers may
+    // hold half of it. Past it, the connection whose read would grow it is closed. 64 MiB: 64
+    // maximal frames in flight at once, while agents' frames complete in one read or two.
+    std::size_t max_partial_frame_bytes = 64u << 20;
+    // Per source address (IPv6: per /64): unauthenticated connections at once, and new connections
+    // per second with a burst (a token bucket). A source over either is closed right after accept,
+    // without a challenge. Both limits are raised to the number of expected agents not yet
+    // connected: with the local launcher, the scale harness or agents behind one NAT every agent
+    // dials from one address at once, and each must get in. Once the agents have joined they fall
+    // back to these figures; real agents connect once each (and reconnect after a loss).
+    std::size_t max_unauthenticated_per_source = 32;
+    double connections_per_source_per_s = 50.0;
+    double connection_burst_per_source = 100.0;
+    // Rejected hellos: the first is logged, then at most one line per interval with a count.
+    double rejection_log_interval_s = 10.0;
 };
 
 struct StepRequest {
@@ -62,6 +90,7 @@ class AgentHub final : public ConnectionHandler {
     // I/O thread: closes the oldest unauthenticated connection (out of file descriptors, or over
     // the limit of HubOptions::spare_unauthenticated); false when there is none.
     bool shed_unauthenticated(const std::string& why);
+    // Unauthenticated connections shed, or refused at accept for their source's limits.
     std::uint64_t shed_count() const { return m_shed.load(); }
     void start_timers();
 
@@ -114,6 +143,14 @@ class AgentHub final : public ConnectionHandler {
                          StepOutcome outcome);
     void tick();
     void publish_state();
+    // Per-source admission for a new connection (closes the stream when refused); false when
+    // refused.
+    bool admit(core::Stream& stream);
+    // The connection no longer counts as unauthenticated for its source.
+    void release_source(const ConnectionPtr& conn);
+    // Agents the run still waits for: the per-source limits are never below this.
+    std::size_t agents_missing() const;
+    void log_refused(const std::string& peer, const std::string& why);
 
     boost::asio::io_context& m_io;
     HubOptions m_options;
@@ -127,6 +164,9 @@ class AgentHub final : public ConnectionHandler {
     bool m_shutting_down = false;
     std::map<std::string, std::string> m_kv;
     std::multimap<std::string, KvWaiter> m_kv_waiters;
+    SourceLimits m_sources;
+    PartialFrameBudget m_partial_frames;
+    RejectionLog m_rejections;
 
     // shared with other threads
     mutable std::mutex m_state_mutex;
@@ -134,7 +174,7 @@ class AgentHub final : public ConnectionHandler {
     std::set<std::string> m_connected;
     std::map<std::string, std::string> m_lost;
     std::function<void(std::size_t, std::size_t)> m_progress;
-    std::atomic<std::uint64_t> m_shed{0};  // unauthenticated connections closed to make room
+    std::atomic<std::uint64_t> m_shed{0};  // see shed_count()
     std::uint64_t m_tls_failures = 0;      // refused TLS handshakes (I/O thread)
 };
 

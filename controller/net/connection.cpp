@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/log_text.hpp"
+
 namespace preflight::controller {
 
 namespace asio = boost::asio;
@@ -17,6 +19,9 @@ Connection::Connection(core::Stream stream, ConnectionHandler& handler)
     auto remote = m_stream.socket().remote_endpoint(ec);
     m_peer =
         ec ? std::string("?") : remote.address().to_string() + ":" + std::to_string(remote.port());
+    if (!ec) {
+        m_source = remote.address();
+    }
     m_stream.socket().set_option(asio::ip::tcp::no_delay(true), ec);
 }
 
@@ -80,10 +85,22 @@ void Connection::read_tls() {
         });
 }
 
+void Connection::limit_frames(std::size_t max_frame, PartialFrameBudget* budget) {
+    m_decoder.set_max_frame(max_frame);
+    if (budget != m_budget && m_budget != nullptr) {
+        m_budget->release(m_budget_share);
+    }
+    m_budget = budget;
+}
+
 bool Connection::consume(const std::shared_ptr<Connection>& self, std::string_view data) {
     m_last_received = std::chrono::steady_clock::now();
     if (auto st = m_decoder.feed(data); !st) {
-        close("bad frame: " + st.error().message);
+        close("bad frame: " + st.error().message +
+              (authenticated ? std::string() : std::string(" (before authentication)")));
+        return false;
+    }
+    if (!account_partial_frame()) {
         return false;
     }
     while (m_open && m_decoder.has_frame()) {
@@ -99,12 +116,33 @@ bool Connection::consume(const std::shared_ptr<Connection>& self, std::string_vi
         }
         auto parsed = core::parse_message(payload);
         if (!parsed) {
-            close("bad message: " + parsed.error().message);
+            // The parser quotes what the peer sent (a message type, a version): escaped and cut,
+            // since the reason is logged and kept in the report.
+            close("bad message: " +
+                  core::escape_for_log(parsed.error().message, core::k_log_reason_bytes));
             return false;
         }
         m_handler.on_message(self, std::move(parsed.value()));
     }
-    return m_open;
+    // The hello may have authenticated the peer: its partial bytes move to the other share.
+    return m_open && account_partial_frame();
+}
+
+bool Connection::account_partial_frame() {
+    const std::size_t held = m_decoder.buffered();
+    if (held == 0) {
+        m_partial_since.reset();
+    } else if (!m_partial_since || m_partial_frame != m_decoder.frames_decoded()) {
+        m_partial_since = m_last_received;  // a new frame began in this read
+        m_partial_frame = m_decoder.frames_decoded();
+    }
+    if (m_budget != nullptr && !m_budget->update(m_budget_share, held, authenticated)) {
+        close("partial frames over the controller's limit of " + std::to_string(m_budget->cap()) +
+              " bytes across all connections" +
+              (authenticated ? "" : " (half of it for unauthenticated peers)"));
+        return false;
+    }
+    return true;
 }
 
 void Connection::read_more() {
@@ -229,6 +267,9 @@ void Connection::close(const std::string& reason) {
     m_open = false;
     m_stream.close();
     m_write_queue.clear();
+    if (m_budget != nullptr) {
+        m_budget->release(m_budget_share);
+    }
     m_handler.on_closed(shared_from_this(), reason);
 }
 

@@ -12,10 +12,12 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <boost/asio.hpp>
 
+#include "controller/net/peer_limits.hpp"
 #include "core/frame_codec.hpp"
 #include "core/frame_seal.hpp"
 #include "core/protocol.hpp"
@@ -58,11 +60,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // When the connection was accepted: the hello deadline counts from here, not from the last
     // byte, so a peer trickling a byte at a time cannot hold a connection open.
     std::chrono::steady_clock::time_point accepted_at() const { return m_accepted_at; }
+    // When the first byte of the frame still incomplete was read; empty between frames. The frame
+    // deadline counts from here, for the same reason.
+    std::optional<std::chrono::steady_clock::time_point> partial_frame_since() const {
+        return m_partial_since;
+    }
+    // The peer's address; unspecified when it could not be read.
+    const boost::asio::ip::address& source() const { return m_source; }
+
+    // The largest frame this peer may announce from now on, and the budget its partial frames
+    // count against (not owned; must outlive the connection's open life). A frame over the limit,
+    // or a read that would take the budget past its cap, closes the connection.
+    void limit_frames(std::size_t max_frame, PartialFrameBudget* budget);
 
     // Set by the handler once authenticated; empty before.
     std::string node;
     std::string nonce;
     bool authenticated = false;
+    // The handler counted this connection against its source's unauthenticated limit.
+    bool holds_source_slot = false;
 
   private:
     void read_more();
@@ -71,6 +87,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Decodes and dispatches what was read (self: the caller's reference, handed to the handler);
     // false when the connection was closed.
     bool consume(const std::shared_ptr<Connection>& self, std::string_view data);
+    // Accounts for what the decoder holds after a read; false (and closed) when over the budget.
+    bool account_partial_frame();
     void write_next();
     void send_frame(std::shared_ptr<const std::string> frame);
 
@@ -86,8 +104,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool m_tls_refused = false;
     std::string m_close_after_write;  // non-empty: close with this reason when the queue drains
     std::string m_peer;
+    boost::asio::ip::address m_source;
     std::chrono::steady_clock::time_point m_last_received;
     std::chrono::steady_clock::time_point m_accepted_at;
+    std::optional<std::chrono::steady_clock::time_point> m_partial_since;
+    std::uint64_t m_partial_frame = 0;  // the decoder's frames_decoded() when it began
+    PartialFrameBudget* m_budget = nullptr;
+    PartialFrameBudget::Share m_budget_share;
 };
 
 }  // namespace preflight::controller

@@ -8,12 +8,14 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
 
@@ -43,7 +45,8 @@ class AgentHubTest : public ::testing::Test {
     static void SetUpTestSuite() { spdlog::set_level(spdlog::level::warn); }
 
     void start(double heartbeat_s = 1.0, double hello_timeout_s = 2.0,
-               std::size_t spare_unauthenticated = 256) {
+               std::size_t spare_unauthenticated = 256,
+               const std::function<void(HubOptions&)>& tweak = {}) {
         HubOptions options;
         options.spare_unauthenticated = spare_unauthenticated;
         options.secret = k_token;
@@ -51,6 +54,9 @@ class AgentHubTest : public ::testing::Test {
         options.expected = {"n1", "n2"};
         options.heartbeat_s = heartbeat_s;
         options.hello_timeout_s = hello_timeout_s;
+        if (tweak) {
+            tweak(options);
+        }
         m_server = std::make_unique<Server>(options);
         auto st = m_server->start("127.0.0.1", 0);
         ASSERT_TRUE(st.ok()) << st.error().message;
@@ -771,6 +777,218 @@ TEST_F(AgentHubTest, RealAgentGivesUpWhenNothingListens) {
     auto start = Clock::now();
     EXPECT_EQ(agent::run_agent(options), agent::k_agent_failed);
     EXPECT_LT(Clock::now() - start, 5s);
+}
+
+// --- hostile peers: what a peer can make the controller hold, and what it can make it log ---
+
+// Everything the default logger writes (debug and up) also goes to a string. Installed and
+// removed only while no server runs, so the logger is never swapped under the I/O thread.
+class LogCapture {
+  public:
+    LogCapture() : m_previous(spdlog::default_logger()) {
+        auto logger = std::make_shared<spdlog::logger>(
+            "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(m_text));
+        logger->set_pattern("%l %v");
+        logger->set_level(spdlog::level::debug);
+        spdlog::set_default_logger(logger);
+    }
+    ~LogCapture() { spdlog::set_default_logger(m_previous); }
+    LogCapture(const LogCapture&) = delete;
+    LogCapture& operator=(const LogCapture&) = delete;
+    std::string text() const { return m_text.str(); }
+
+  private:
+    std::shared_ptr<spdlog::logger> m_previous;
+    std::ostringstream m_text;
+};
+
+// A real agent session for node joins the hub, then the server stops it.
+void expect_real_agent_joins(Server& server, const std::string& node) {
+    auto code = std::async(std::launch::async, [&server, node] {
+        return agent::run_agent(agent_options(server.port(), node, k_token));
+    });
+    StopOnExit guard(server);
+    EXPECT_TRUE(eventually([&] { return server.hub().connected_nodes().count(node) != 0; }, 3000ms))
+        << node << " did not join";
+    server.stop();
+    ASSERT_EQ(code.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(code.get(), agent::k_agent_ok);
+}
+
+TEST_F(AgentHubTest, AgentTricklingAFrameIsClosedAtTheFrameDeadline) {
+    // Bytes every 50 ms keep the heartbeat check (3 x 0.3 s) satisfied; only a deadline on the
+    // whole frame ends it.
+    m_server->stop();
+    start(/*heartbeat_s=*/0.3, /*hello_timeout_s=*/2.0, 256,
+          [](HubOptions& o) { o.frame_timeout_s = 0.6; });
+    RawClient client(port());
+    ASSERT_TRUE(client.authenticate("n1"));
+    ASSERT_TRUE(eventually_connected("n1"));
+    const auto start = Clock::now();
+    client.send_raw(header(4096));  // a frame that will never be complete
+    bool closed = false;
+    while (!closed && Clock::now() - start < 5s) {
+        client.send_raw("{");
+        closed = client.wait_closed(50ms);
+    }
+    EXPECT_TRUE(closed) << "a peer trickling a frame kept its connection";
+    EXPECT_GE(Clock::now() - start, 550ms);
+    EXPECT_LT(Clock::now() - start, 3s);
+    ASSERT_TRUE(eventually([&] { return hub().lost_nodes().count("n1") != 0; }, 2000ms));
+    EXPECT_THAT(hub().lost_nodes().at("n1"), HasSubstr("frame deadline"));
+}
+
+TEST_F(AgentHubTest, HelloLengthOverTheUnauthenticatedCapClosesAtOnce) {
+    m_server->stop();
+    start(/*heartbeat_s=*/1.0, /*hello_timeout_s=*/30.0);
+    RawClient client(port());
+    ASSERT_TRUE(client.receive_as<core::msg::Challenge>().has_value());
+    const auto start = Clock::now();
+    client.send_raw(header(64 * 1024 + 1));  // under the 1 MiB frame limit, over a hello's
+    EXPECT_TRUE(client.wait_closed(1500ms)) << "kept until the hello deadline";
+    EXPECT_LT(Clock::now() - start, 1500ms);
+
+    // Once authenticated, a peer has the full frame limit again.
+    RawClient agent(port());
+    ASSERT_TRUE(agent.authenticate("n1"));
+    const std::string big(200 * 1024, 'v');
+    agent.send(core::msg::KvSet{"g1/big", big});
+    agent.send(core::msg::KvGet{1, "g1/big", 1.0});
+    auto value = agent.receive_as<core::msg::KvValue>();
+    ASSERT_TRUE(value.has_value());
+    ASSERT_TRUE(value->value.has_value());
+    EXPECT_EQ(value->value->size(), big.size());
+}
+
+TEST_F(AgentHubTest, PartialFramesAcrossConnectionsAreCapped) {
+    // 256 KiB in all, 128 KiB of it for unauthenticated peers: any two half-sent hellos of 50 KB
+    // fit, the third does not (whichever read crosses the cap closes its own connection: with the
+    // pauses, the last one's), and an agent still joins.
+    m_server->stop();
+    start(/*heartbeat_s=*/1.0, /*hello_timeout_s=*/30.0, 256,
+          [](HubOptions& o) { o.max_partial_frame_bytes = 256 * 1024; });
+    const std::string half_hello = header(60000) + std::string(50000, 'x');
+    std::vector<std::unique_ptr<RawClient>> peers;
+    for (int i = 0; i < 3; ++i) {
+        peers.push_back(std::make_unique<RawClient>(port()));
+        ASSERT_TRUE(peers.back()->receive_as<core::msg::Challenge>().has_value()) << i;
+        peers.back()->send_raw(half_hello);
+        std::this_thread::sleep_for(300ms);  // read in full before the next one grows the total
+    }
+    auto closed = [&] {
+        int n = 0;
+        for (const auto& peer : peers) {
+            n += peer->wait_closed(20ms) ? 1 : 0;
+        }
+        return n;
+    };
+    EXPECT_TRUE(eventually([&] { return closed() > 0; }, 2000ms))
+        << "the connection over the cap was kept";
+    std::this_thread::sleep_for(200ms);
+    EXPECT_EQ(closed(), 1);
+
+    // An authenticated agent's partial frames have the other half.
+    RawClient agent(port());
+    ASSERT_TRUE(agent.authenticate("n2"));
+    const std::string frame =
+        agent.frame_for(core::serialize(core::msg::KvSet{"g1/key", std::string(100 * 1024, 'a')}));
+    agent.send_raw(frame.substr(0, frame.size() / 2));
+    std::this_thread::sleep_for(200ms);
+    agent.send_raw(frame.substr(frame.size() / 2));
+    agent.send(core::msg::KvGet{1, "g1/key", 1.0});
+    auto value = agent.receive_as<core::msg::KvValue>();
+    ASSERT_TRUE(value.has_value());
+    EXPECT_TRUE(value->value.has_value());
+
+    expect_real_agent_joins(*m_server, "n1");
+}
+
+TEST_F(AgentHubTest, UnauthenticatedConnectionsPerSourceAreCapped) {
+    m_server->stop();
+    start(/*heartbeat_s=*/1.0, /*hello_timeout_s=*/30.0, 256,
+          [](HubOptions& o) { o.max_unauthenticated_per_source = 4; });
+    std::vector<std::unique_ptr<RawClient>> held;
+    for (int i = 0; i < 4; ++i) {
+        held.push_back(std::make_unique<RawClient>(port()));
+        ASSERT_TRUE(held.back()->receive_as<core::msg::Challenge>().has_value()) << i;
+    }
+    for (int i = 0; i < 2; ++i) {
+        RawClient extra(port());
+        EXPECT_FALSE(extra.receive(1s).has_value()) << "a fifth connection got a challenge";
+        EXPECT_TRUE(extra.closed());
+    }
+    EXPECT_GE(hub().shed_count(), 2u);
+    // Another address is another source.
+    RawClient other(port(), "127.0.0.2");
+    EXPECT_TRUE(other.authenticate("n2"));
+    // A slot given back (the peer left) lets the next one from the same address in.
+    held.pop_back();
+    std::this_thread::sleep_for(200ms);
+    expect_real_agent_joins(*m_server, "n1");
+}
+
+TEST_F(AgentHubTest, NewConnectionsPerSourceAreRateLimited) {
+    // One new connection every 2 s, a burst of 4: the fifth and sixth at once are closed.
+    m_server->stop();
+    start(/*heartbeat_s=*/1.0, /*hello_timeout_s=*/30.0, 256, [](HubOptions& o) {
+        o.connections_per_source_per_s = 0.5;
+        o.connection_burst_per_source = 4.0;
+    });
+    std::vector<std::unique_ptr<RawClient>> clients;
+    for (int i = 0; i < 6; ++i) {
+        clients.push_back(std::make_unique<RawClient>(port()));
+    }
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_TRUE(clients[i]->receive(2s).has_value()) << i;
+    }
+    for (int i = 4; i < 6; ++i) {
+        EXPECT_FALSE(clients[i]->receive(1s).has_value()) << i << " got a challenge";
+        EXPECT_TRUE(clients[i]->closed()) << i;
+    }
+    RawClient other(port(), "127.0.0.2");
+    EXPECT_TRUE(other.authenticate("n2"));
+    std::this_thread::sleep_for(2100ms);  // a token again
+    expect_real_agent_joins(*m_server, "n1");
+}
+
+TEST_F(AgentHubTest, HostileNodeNamesCannotForgeOrFloodTheLog) {
+    m_server->stop();
+    m_server.reset();
+    LogCapture capture;
+    start(/*heartbeat_s=*/1.0, /*hello_timeout_s=*/30.0, 256,
+          [](HubOptions& o) { o.rejection_log_interval_s = 60.0; });
+    const std::string forged = "n1\n12:00:00.000 info  [controller] agent n2 connected";
+    const std::vector<std::string> names = {forged, "../../etc/passwd", std::string(60 * 1024, 'x'),
+                                            "\x1b[31mred\xff"};
+    for (const auto& name : names) {
+        RawClient client(port());
+        client.hello(name);  // a mac that matches the name: the name alone is refused
+        auto reject = client.receive_as<core::msg::Reject>();
+        ASSERT_TRUE(reject.has_value());
+        EXPECT_EQ(reject->reason, "invalid node name");
+        EXPECT_TRUE(client.wait_closed(2s));
+    }
+    {
+        // 512 KiB: the hello's length header alone closes the connection.
+        RawClient client(port());
+        client.hello(std::string(512 * 1024, 'y'));
+        EXPECT_TRUE(client.wait_closed(2s));
+    }
+    m_server->stop();  // logs the count of rejections not logged one by one
+    const std::string text = capture.text();
+    std::istringstream lines(text);
+    std::string line;
+    int rejection_lines = 0;
+    while (std::getline(lines, line)) {
+        EXPECT_LE(line.size(), 1024u) << line.substr(0, 200);
+        rejection_lines += line.find("rejected agent at") != std::string::npos ? 1 : 0;
+    }
+    EXPECT_EQ(text.find("\n12:00:00.000"), std::string::npos) << "a forged line:\n" << text;
+    EXPECT_EQ(text.find('\x1b'), std::string::npos);
+    EXPECT_EQ(text.find('\xff'), std::string::npos);
+    EXPECT_THAT(text, HasSubstr("claiming node 'n1\\n12:00:00.000 info"));  // escaped, kept
+    EXPECT_EQ(rejection_lines, 1) << text;
+    EXPECT_THAT(text, HasSubstr("3 more hellos rejected")) << text;
 }
 
 }  // namespace

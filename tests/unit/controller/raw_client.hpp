@@ -46,16 +46,24 @@ inline std::string header(std::uint32_t n) {
 
 class RawClient {
   public:
-    explicit RawClient(int port, const std::string& address = "127.0.0.1") : m_socket(m_io) {
+    // source: the local address to connect from (another loopback address is another peer).
+    explicit RawClient(int port, const char* source = nullptr) : m_socket(m_io) {
         namespace asio = boost::asio;
-        m_socket.connect({asio::ip::make_address(address), static_cast<unsigned short>(port)});
+        if (source != nullptr) {
+            m_socket.open(asio::ip::tcp::v4());
+            m_socket.bind({asio::ip::make_address(source), 0});
+        }
+        m_socket.connect({asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
         m_socket.set_option(asio::ip::tcp::no_delay(true));
     }
 
     // Sealed once authenticated, as a real agent's frames are.
     void send(const core::Message& message) { send_payload(core::serialize(message)); }
-    void send_payload(const std::string& payload) {
-        send_raw(*core::encode_frame(m_sealer ? m_sealer->seal(payload) : payload));
+    void send_payload(const std::string& payload) { send_raw(frame_for(payload)); }
+    // The frame send_payload would send (sealed once authenticated; that counts as sent), for
+    // tests that deliver it in pieces.
+    std::string frame_for(const std::string& payload) {
+        return *core::encode_frame(m_sealer ? m_sealer->seal(payload) : payload);
     }
     void send_raw(const std::string& bytes) {
         boost::system::error_code ec;

@@ -244,5 +244,40 @@ TEST(FrameCodec, RandomGarbageNeverCrashes) {
     EXPECT_GT(errors, 0);
 }
 
+TEST(FrameCodec, LoweredLimitRefusesALargerHeaderAtOnce) {
+    // What the controller does before a peer has authenticated: a hello is small.
+    FrameDecoder decoder;
+    decoder.set_max_frame(64 * 1024);
+    auto st = decoder.feed(header(64 * 1024 + 1));
+    ASSERT_FALSE(st.ok());
+    EXPECT_THAT(st.error().message, HasSubstr("frame length 65537 exceeds the limit of 65536"));
+    EXPECT_EQ(decoder.buffered(), 0u);
+
+    FrameDecoder raised;
+    raised.set_max_frame(64 * 1024);
+    ASSERT_TRUE(raised.feed(encoded(std::string(64 * 1024, 'h'))).ok());
+    raised.set_max_frame(k_max_frame_bytes);  // authenticated: the full limit again
+    ASSERT_TRUE(raised.feed(encoded(std::string(64 * 1024 + 1, 'r'))).ok());
+    EXPECT_EQ(drain(raised).size(), 2u);
+}
+
+TEST(FrameCodec, FramesDecodedTellsWhenANewPartialFrameBegins) {
+    FrameDecoder decoder;
+    const std::string a = encoded("first");
+    const std::string b = encoded("second");
+    ASSERT_TRUE(decoder.feed(a.substr(0, 2)).ok());
+    EXPECT_EQ(decoder.buffered(), 2u);  // a partial header counts as the frame's bytes
+    EXPECT_EQ(decoder.frames_decoded(), 0u);
+    // The rest of the first frame and the start of the second in one read: still bytes held, but
+    // they belong to another frame, which the count says.
+    ASSERT_TRUE(decoder.feed(a.substr(2) + b.substr(0, 5)).ok());
+    EXPECT_EQ(decoder.buffered(), 5u);
+    EXPECT_EQ(decoder.frames_decoded(), 1u);
+    ASSERT_TRUE(decoder.feed(b.substr(5)).ok());
+    EXPECT_EQ(decoder.buffered(), 0u);
+    EXPECT_EQ(decoder.frames_decoded(), 2u);
+    EXPECT_EQ(drain(decoder), (std::vector<std::string>{"first", "second"}));
+}
+
 }  // namespace
 }  // namespace preflight::core
