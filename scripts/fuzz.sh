@@ -7,12 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Executions per target: the frame codec and message decoder face the network, so they get the
 # most; the YAML and hostlist inputs come from the operator and are slower per execution; the
-# nccl-tests output and Kubernetes API responses come from tools and servers we call.
+# nccl-tests output and Kubernetes API responses come from tools and servers we call; the
+# connection state machine makes a real loopback connection per input, so fewer but slower runs.
 declare -A default_runs=([frame_codec_fuzz]=200000 [protocol_fuzz]=100000 [hostlist_fuzz]=30000
-                         [config_fuzz]=20000 [nccl_tests_fuzz]=50000 [k8s_response_fuzz]=50000)
+                         [config_fuzz]=20000 [nccl_tests_fuzz]=50000 [k8s_response_fuzz]=50000
+                         [connection_fuzz]=5000)
 build_dir=build-fuzz  # the "fuzz" preset in CMakePresets.json
 targets=(${FUZZ_TARGETS:-frame_codec_fuzz protocol_fuzz hostlist_fuzz config_fuzz nccl_tests_fuzz
-  k8s_response_fuzz})
+  k8s_response_fuzz connection_fuzz})
 launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
