@@ -7,7 +7,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <future>
 #include <memory>
 #include <thread>
@@ -54,11 +53,8 @@ void write_termination_log(const std::string& path, const std::string& text) {
     if (path.empty()) {
         return;
     }
-    std::ofstream out(path, std::ios::out | std::ios::trunc | std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) {
-        spdlog::error("writing the termination log {}: failed", path);
+    if (auto st = core::write_file_in_place(path, text); !st) {
+        spdlog::error("writing the termination log: {}", st.error().message);
     }
 }
 

@@ -1,5 +1,6 @@
 #include "core/process.hpp"
 
+#include "core/atomic_file.hpp"
 #include "core/process_spawn.hpp"
 
 #include <fcntl.h>
@@ -181,11 +182,11 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
     int out_pipe[2] = {-1, -1};
     int out_fd = -1;
     if (!options.stdout_path.empty()) {
-        out_fd =
-            ::open(options.stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (out_fd < 0) {
-            return Error{"open " + options.stdout_path + ": " + std::strerror(errno)};
+        auto opened = open_log_file(options.stdout_path, LogOpen::append);
+        if (!opened) {
+            return opened.error();
         }
+        out_fd = opened->release();  // closed below like the pipe's end
     } else {
         if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
             return Error{std::string("pipe: ") + std::strerror(errno)};

@@ -6,7 +6,6 @@
 
 #include <unistd.h>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 
 #include <spdlog/spdlog.h>
@@ -90,8 +89,6 @@ int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bo
             std::max(r.config.deadlines.connect_s, r.slurm.immediate_s + 5);
         return run_preflight(r);
     });
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
     if (auto st = core::write_file_atomic(dir + "/certify.json", report.to_json().dump(2) + "\n");
         !st) {
         spdlog::error("writing certify.json: {}", st.error().message);
