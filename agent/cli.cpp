@@ -12,6 +12,7 @@
 #include "agent/standalone.hpp"
 #include "agent/tls_options.hpp"
 #include "core/auth.hpp"
+#include "core/checked_number.hpp"
 #include "core/exit_code.hpp"
 #include "core/inventory.hpp"
 #include "core/log.hpp"
@@ -82,6 +83,10 @@ int agent_main(int argc, char** argv) {
             core::init_logging(log_level, log_json ? core::LogFormat::json : core::LogFormat::text,
                                "agent:" + options.node);
         !st) {
+        std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
+        return core::to_int(core::ExitCode::usage);
+    }
+    if (auto st = core::check_duration_s(options.connect_timeout_s, "--connect-timeout"); !st) {
         std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
         return core::to_int(core::ExitCode::usage);
     }

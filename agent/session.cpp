@@ -14,6 +14,7 @@
 #include "agent/controller_tls.hpp"
 #include "agent/step_runner.hpp"
 #include "core/auth.hpp"
+#include "core/checked_number.hpp"
 #include "core/frame_codec.hpp"
 #include "core/process.hpp"
 #include "core/protocol.hpp"
@@ -40,8 +41,7 @@ class Session {
           m_kv([this](core::Message m) { post_send(std::move(m)); }) {}
 
     int run() {
-        m_dial_deadline = Clock::now() + std::chrono::milliseconds(
-                                             static_cast<long>(m_options.connect_timeout_s * 1000));
+        m_dial_deadline = Clock::now() + core::clamp_to_millis(m_options.connect_timeout_s);
         dial();
         m_io.run();
         m_cancel = true;
@@ -237,8 +237,7 @@ class Session {
         m_busy = true;
         m_worker_done = false;
         m_current_step = run.step;
-        auto deadline = Clock::now() + std::chrono::milliseconds(
-                                           static_cast<long>(std::max(0.0, run.deadline_s) * 1000));
+        auto deadline = Clock::now() + core::clamp_to_millis(run.deadline_s);
         spdlog::info("step {}: running {}{}", run.step, run.check,
                      run.group ? " in group " + run.group->id : std::string());
         m_watchdog.expires_at(deadline + k_hang_grace);

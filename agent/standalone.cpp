@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/atomic_file.hpp"
+#include "core/checked_number.hpp"
 #include "core/exit_code.hpp"
 #include "core/judge.hpp"
 #include "core/process.hpp"
@@ -113,6 +114,19 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         std::fprintf(stderr, "preflight-agent: --budget-s must be > 0\n");
         return 2;
     }
+    // CLI11's range checks let NaN through; a budget of 1e300 s would overflow as milliseconds.
+    if (auto st = core::check_duration_s(options.budget_s, "--budget-s"); !st) {
+        std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
+        return 2;
+    }
+    if (options.max_action_fraction) {
+        if (auto st = core::finite_in_range(*options.max_action_fraction, 0.0, 1.0,
+                                            "--max-action-fraction");
+            !st) {
+            std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
+            return 2;
+        }
+    }
     core::RunConfig cfg;
     try {
         cfg = prolog_config(options);
@@ -136,8 +150,7 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
 
     // The checks run on a worker so that the budget holds even for a check that hangs: at the
     // deadline we report what finished and leave.
-    const auto deadline =
-        start + std::chrono::milliseconds(static_cast<long>(options.budget_s * 1000));
+    const auto deadline = start + core::clamp_to_millis(options.budget_s);
     auto cancel = std::make_shared<std::atomic<bool>>(false);
     auto done = std::make_shared<std::vector<core::CheckResult>>();
     auto mutex = std::make_shared<std::mutex>();

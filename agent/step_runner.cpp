@@ -1,5 +1,7 @@
 #include "agent/step_runner.hpp"
 
+#include <fmt/format.h>
+
 #include "plugins/check.hpp"
 
 namespace preflight::agent {
@@ -50,8 +52,10 @@ core::CheckResult busy_result(const std::string& check, bool wedged) {
 }
 
 core::CheckResult hung_result(const std::string& check, double deadline_s) {
-    return error_result(check, "check did not return within its deadline of " +
-                                   std::to_string(static_cast<int>(deadline_s)) + " s (hung)");
+    // Formatted, not cast: the value came from a frame.
+    return error_result(check, fmt::format("check did not return within its deadline of {:.0f} s "
+                                           "(hung)",
+                                           deadline_s));
 }
 
 }  // namespace preflight::agent

@@ -13,6 +13,7 @@
 #include "controller/launch/slurm_launcher.hpp"
 #include "controller/run/certify.hpp"
 #include "core/atomic_file.hpp"
+#include "core/checked_number.hpp"
 #include "core/config.hpp"
 #include "core/exit_code.hpp"
 #include "core/hostlist.hpp"
@@ -112,6 +113,7 @@ void add_slurm_run_options(CLI::App* run_cmd, SlurmLaunchOptions& slurm) {
     run_cmd
         ->add_option("--immediate", slurm.immediate_s,
                      "--launcher slurm outside an allocation: seconds to wait for resources")
+        ->check(finite_number(0.0, core::k_max_duration_s))
         ->capture_default_str();
 }
 

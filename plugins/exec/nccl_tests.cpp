@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/checked_number.hpp"
 #include "core/process.hpp"
 #include "core/sysfs.hpp"
 #include "plugins/collective/nccl_net_usage.hpp"
@@ -168,7 +169,7 @@ core::CheckResult NcclTestsCheck::run_impl(const CheckContext& ctx, const nlohma
         options.env["NCCL_DEBUG_SUBSYS"] = "INIT,NET,ENV";
     }
     const double limit = std::min(params.at("timeout_s").get<double>(), ctx.seconds_left());
-    options.timeout = std::chrono::milliseconds(static_cast<long long>(limit * 1000));
+    options.timeout = core::clamp_to_millis(limit);
     const auto argv = command(params, binary, json_path);
     auto ran = core::run_process(argv, options);
     if (!ran) {
