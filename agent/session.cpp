@@ -1,8 +1,6 @@
 #include "agent/session.hpp"
 
 #include <atomic>
-#include <csignal>
-#include <cstdlib>
 #include <memory>
 #include <random>
 #include <thread>
@@ -13,10 +11,10 @@
 #include "agent/controller_kv_store.hpp"
 #include "agent/controller_tls.hpp"
 #include "agent/step_runner.hpp"
+#include "agent/stop_signal.hpp"
 #include "core/auth.hpp"
 #include "core/checked_number.hpp"
 #include "core/frame_codec.hpp"
-#include "core/process.hpp"
 #include "core/protocol.hpp"
 #include "core/stream.hpp"
 #include "core/tls.hpp"
@@ -38,29 +36,27 @@ class Session {
           m_tls(std::move(tls)),
           m_timer(m_io),
           m_watchdog(m_io),
+          m_stop(m_io),
           m_kv([this](core::Message m) { post_send(std::move(m)); }) {}
 
     int run() {
         m_dial_deadline = Clock::now() + core::clamp_to_millis(m_options.connect_timeout_s);
+        // A stop signal: the step is an error now; its late result (programs killed) is not sent.
+        m_stop.watch({[this](int sig) {
+                          m_cancel = true;
+                          if (m_busy && !m_wedged) {
+                              send(core::msg::StepResult{m_current_step,
+                                                         interrupted_result(m_current_check, sig)});
+                          }
+                          m_wedged = m_busy;
+                      },
+                      [this] { return m_write_queue.empty(); },
+                      [this] { finish(k_agent_interrupted); }});
         dial();
         m_io.run();
         m_cancel = true;
         m_kv.fail_all("agent stopping");
-        if (m_worker.joinable()) {
-            if (m_worker_done) {
-                m_worker.join();
-            } else {
-                // A hung check (e.g. a collective whose peer vanished) cannot be interrupted;
-                // leave without joining it rather than hang the node's agent forever.
-                spdlog::warn("exiting with a check still running");
-                if (const int stopped = core::kill_running_children(SIGKILL); stopped > 0) {
-                    spdlog::warn("stopped {} program(s) the check had started", stopped);
-                }
-                spdlog::default_logger()->flush();
-                std::_Exit(m_exit_code);
-            }
-        }
-        return m_exit_code;
+        return join_or_leave(m_worker, m_worker_done, m_exit_code);
     }
 
   private:
@@ -237,6 +233,7 @@ class Session {
         m_busy = true;
         m_worker_done = false;
         m_current_step = run.step;
+        m_current_check = run.check;
         auto deadline = Clock::now() + core::clamp_to_millis(run.deadline_s);
         spdlog::info("step {}: running {}{}", run.step, run.check,
                      run.group ? " in group " + run.group->id : std::string());
@@ -260,8 +257,8 @@ class Session {
                 m_worker_done = true;
                 m_watchdog.cancel();
                 if (m_wedged) {
-                    // Already reported as hung; the late result is logged, not sent.
-                    spdlog::warn("step {} returned after being reported hung: {}", step,
+                    // Already reported (hung, or interrupted); the late result is logged only.
+                    spdlog::warn("step {} returned after it was reported: {}", step,
                                  core::to_string(result.verdict));
                     m_wedged = false;
                 } else {
@@ -346,6 +343,7 @@ class Session {
         m_kv.fail_all("agent stopping");
         m_timer.cancel();
         m_watchdog.cancel();
+        m_stop.cancel();
         if (m_stream) {
             m_stream->close();
         }
@@ -359,6 +357,7 @@ class Session {
     std::string m_verify_error;              // why the controller's certificate was refused
     asio::steady_timer m_timer;
     asio::steady_timer m_watchdog;
+    StopWatch m_stop;
     ControllerKvStore m_kv;
     core::FrameDecoder m_decoder;
     std::array<char, 64 * 1024> m_buffer{};
@@ -374,6 +373,7 @@ class Session {
     bool m_busy = false;
     bool m_wedged = false;
     std::uint64_t m_current_step = 0;
+    std::string m_current_check;
     bool m_authenticated = false;
     bool m_challenged = false;  // the controller's first frame arrived
     bool m_finished = false;

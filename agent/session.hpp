@@ -28,6 +28,8 @@ inline constexpr int k_agent_failed = core::to_int(core::ExitCode::run_error);  
 inline constexpr int k_agent_usage = core::to_int(core::ExitCode::usage);       // bad options
 inline constexpr int k_agent_rejected =
     core::to_int(core::ExitCode::run_error);  // authentication refused (either way, TLS included)
+// Stopped by SIGTERM, SIGINT or SIGHUP: the running check was not judged (agent/stop_signal.hpp).
+inline constexpr int k_agent_interrupted = core::to_int(core::ExitCode::inconclusive);
 
 int run_agent(const AgentOptions& options);
 

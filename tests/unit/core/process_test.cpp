@@ -343,6 +343,39 @@ TEST(RunProcess, OutputPathThatIsASymlinkIsRefused) {
     EXPECT_EQ(read_file(victim), "precious");
 }
 
+// In a child process (a death test): refusing is for good, for the whole process.
+TEST(RunProcessDeathTest, NothingStartsOnceTheProcessIsStopping) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            refuse_new_children();
+            auto r = run_process({"true"}, {});
+            std::_Exit(!r.ok() && r.error().message.find("stopping") != std::string::npos ? 7 : 1);
+        },
+        ::testing::ExitedWithCode(7), "");
+}
+
+TEST(RunProcessDeathTest, AStoppingProcessKillsWhatALeaderLeftInItsGroup) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    TempDir dir;
+    auto pid_file = dir.path() / "straggler.pid";
+    EXPECT_EXIT(
+        {
+            // The leader exits on SIGTERM; its child ignores it and would outlive the stop.
+            std::thread check([&] {
+                run_process({"sh", "-c", "(trap '' TERM; sleep 30) & echo $! > \"$1\"; wait", "sh",
+                             pid_file.string()},
+                            {});
+            });
+            const pid_t straggler = read_pid(pid_file, 5s);
+            refuse_new_children();
+            kill_running_children(SIGTERM);
+            check.join();
+            std::_Exit(straggler > 0 && wait_gone(straggler, 2s) ? 7 : 1);
+        },
+        ::testing::ExitedWithCode(7), "");
+}
+
 TEST(ChildProcess, SpawnMissingProgramIsAnError) {
     auto child = ChildProcess::spawn({"/nonexistent/preflight-agent"}, {}, "");
     ASSERT_FALSE(child.ok());
