@@ -13,8 +13,10 @@
 #include "agent/node_key.hpp"
 #include "agent/session.hpp"
 #include "agent/standalone.hpp"
+#include "agent/stop_signal.hpp"
 #include "agent/tls_options.hpp"
 #include "core/auth.hpp"
+#include "core/checked_number.hpp"
 #include "core/exit_code.hpp"
 #include "core/inventory.hpp"
 #include "core/log.hpp"
@@ -26,7 +28,7 @@ int agent_main(int argc, char** argv) {
         return mpi_bootstrap_main(argc, argv);  // mpirun/srun: rank 0 hosts the controller
     }
     CLI::App app{"preflight-agent: runs preflight checks on this node for a controller"};
-    app.footer(std::string(core::k_exit_code_help));
+    app.footer(std::string(core::k_exit_code_help) + std::string(k_agent_exit_code_help));
     AgentOptions options;
     std::string controller;
     std::string key_file;
@@ -95,6 +97,15 @@ int agent_main(int argc, char** argv) {
         !st) {
         std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
         return core::to_int(core::ExitCode::usage);
+    }
+    if (auto st = core::check_duration_s(options.connect_timeout_s, "--connect-timeout"); !st) {
+        std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
+        return core::to_int(core::ExitCode::usage);
+    }
+    // Before any check runs: a stopped agent stops its checks' programs (agent/stop_signal.hpp).
+    if (auto st = install_stop_signals(); !st) {
+        std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
+        return core::to_int(core::ExitCode::run_error);
     }
     if (options.node.empty()) {
         const char* slurm_node = std::getenv("SLURMD_NODENAME");

@@ -37,6 +37,7 @@
 #include "agent/session.hpp"
 #include "agent/tls_options.hpp"
 #include "core/auth.hpp"
+#include "core/checked_number.hpp"
 #include "core/inventory.hpp"
 #include "core/keys.hpp"
 #include "core/log.hpp"
@@ -210,6 +211,10 @@ int mpi_bootstrap_main(int argc, char** argv) {
     if (bootstrap != "mpi") {
         std::fprintf(stderr, "preflight-agent: --bootstrap wants 'mpi', got '%s'\n",
                      bootstrap.c_str());
+        return core::to_int(core::ExitCode::usage);
+    }
+    if (auto st = core::check_duration_s(options.connect_timeout_s, "--connect-timeout"); !st) {
+        std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
         return core::to_int(core::ExitCode::usage);
     }
 

@@ -1,23 +1,21 @@
 #include "agent/session.hpp"
 
 #include <atomic>
-#include <csignal>
-#include <cstdlib>
 #include <memory>
-#include <random>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
 
+#include "agent/controller_dialer.hpp"
+#include "agent/controller_frames.hpp"
 #include "agent/controller_kv_store.hpp"
-#include "agent/controller_tls.hpp"
 #include "agent/handshake.hpp"
 #include "agent/step_runner.hpp"
+#include "agent/stop_signal.hpp"
 #include "core/auth.hpp"
-#include "core/frame_codec.hpp"
-#include "core/frame_seal.hpp"
-#include "core/process.hpp"
+#include "core/checked_number.hpp"
+#include "core/log_text.hpp"
 #include "core/protocol.hpp"
 #include "core/stream.hpp"
 #include "core/tls.hpp"
@@ -39,87 +37,36 @@ class Session {
           m_tls(std::move(tls)),
           m_timer(m_io),
           m_watchdog(m_io),
+          m_stop(m_io),
           m_kv([this](core::Message m) { post_send(std::move(m)); }) {}
 
     int run() {
-        m_dial_deadline = Clock::now() + std::chrono::milliseconds(
-                                             static_cast<long>(m_options.connect_timeout_s * 1000));
-        dial();
+        m_dial_deadline = Clock::now() + core::clamp_to_millis(m_options.connect_timeout_s);
+        // A stop signal: the step is an error now; its late result (programs killed) is not sent.
+        m_stop.watch({[this](int sig) {
+                          m_cancel = true;
+                          if (m_busy && !m_wedged) {
+                              send(core::msg::StepResult{m_current_step,
+                                                         interrupted_result(m_current_check, sig)});
+                          }
+                          m_wedged = m_busy;
+                      },
+                      [this] { return m_write_queue.empty(); },
+                      [this] { finish(k_agent_interrupted); }});
+        m_dialer.start(
+            m_dial_deadline,
+            [this](std::unique_ptr<core::Stream> stream) {
+                m_stream = std::move(stream);
+                connected();
+            },
+            [this](int code) { finish(code); });
         m_io.run();
         m_cancel = true;
         m_kv.fail_all("agent stopping");
-        if (m_worker.joinable()) {
-            if (m_worker_done) {
-                m_worker.join();
-            } else {
-                // A hung check (e.g. a collective whose peer vanished) cannot be interrupted;
-                // leave without joining it rather than hang the node's agent forever.
-                spdlog::warn("exiting with a check still running");
-                if (const int stopped = core::kill_running_children(SIGKILL); stopped > 0) {
-                    spdlog::warn("stopped {} program(s) the check had started", stopped);
-                }
-                spdlog::default_logger()->flush();
-                std::_Exit(m_exit_code);
-            }
-        }
-        return m_exit_code;
+        return join_or_leave(m_worker, m_worker_done, m_exit_code);
     }
 
   private:
-    void dial() {
-        asio::ip::tcp::resolver resolver(m_io);
-        boost::system::error_code ec;
-        auto endpoints = resolver.resolve(m_options.controller_host,
-                                          std::to_string(m_options.controller_port), ec);
-        if (ec) {
-            retry_dial("resolve " + m_options.controller_host + ": " + ec.message());
-            return;
-        }
-        m_stream = m_tls ? std::make_unique<core::Stream>(asio::ip::tcp::socket(m_io), *m_tls)
-                         : std::make_unique<core::Stream>(asio::ip::tcp::socket(m_io));
-        asio::async_connect(m_stream->socket(), endpoints,
-                            [this](boost::system::error_code cec, const asio::ip::tcp::endpoint&) {
-                                if (cec) {
-                                    retry_dial(cec.message());
-                                    return;
-                                }
-                                if (m_tls) {
-                                    start_tls();
-                                } else {
-                                    connected();
-                                }
-                            });
-    }
-
-    // Verifies the controller's chain against --tls-ca and its name (--tls-server-name, else the
-    // host dialed). A certificate that fails is final (exit 3): retrying cannot fix it.
-    void start_tls() {
-        auto* tls = m_stream->tls();
-        const std::string name = m_options.tls_server_name.empty() ? m_options.controller_host
-                                                                   : m_options.tls_server_name;
-        m_verify_error.clear();
-        verify_controller_as(*tls, name, &m_verify_error);
-        tls->async_handshake(asio::ssl::stream_base::client, [this](boost::system::error_code ec) {
-            if (m_finished) {
-                return;
-            }
-            if (ec && !m_verify_error.empty()) {
-                core::take_openssl_error();
-                spdlog::error("refusing controller {}:{}: TLS certificate check failed: {} (CA {})",
-                              m_options.controller_host, m_options.controller_port, m_verify_error,
-                              m_options.tls_ca);
-                finish(k_agent_rejected);
-                return;
-            }
-            if (ec) {
-                std::string why = core::take_openssl_error();
-                retry_dial("TLS handshake: " + (why.empty() ? ec.message() : why));
-                return;
-            }
-            connected();
-        });
-    }
-
     void connected() {
         boost::system::error_code ignored;
         m_stream->socket().set_option(asio::ip::tcp::no_delay(true), ignored);
@@ -128,32 +75,6 @@ class Session {
                      m_options.controller_port, m_local_address, m_tls ? " (TLS)" : "");
         m_last_received = Clock::now();
         read_more();
-    }
-
-    void retry_dial(const std::string& why) {
-        if (Clock::now() >= m_dial_deadline) {
-            spdlog::error("cannot reach controller {}:{} within {:.0f} s: {}",
-                          m_options.controller_host, m_options.controller_port,
-                          m_options.connect_timeout_s, why);
-            finish(k_agent_failed);
-            return;
-        }
-        // Exponential backoff with jitter so a thousand agents do not dial in lockstep.
-        static thread_local std::mt19937 rng{std::random_device{}()};
-        std::uniform_real_distribution<double> jitter(0.5, 1.0);
-        auto delay = std::chrono::milliseconds(
-            static_cast<long>(static_cast<double>(m_backoff_ms) * jitter(rng)));
-        m_backoff_ms = std::min(m_backoff_ms * 2, 5000L);
-        spdlog::debug("dial failed ({}); retrying in {} ms", why, delay.count());
-        if (m_stream) {
-            m_stream->close();
-        }
-        m_timer.expires_after(delay);
-        m_timer.async_wait([this](boost::system::error_code ec) {
-            if (!ec) {
-                dial();
-            }
-        });
     }
 
     void read_more() {
@@ -172,27 +93,20 @@ class Session {
                     return;
                 }
                 m_last_received = Clock::now();
-                if (auto st = m_decoder.feed(std::string_view(m_buffer.data(), n)); !st) {
+                if (auto st = m_frames.feed(std::string_view(m_buffer.data(), n)); !st) {
                     lost("bad frame from controller: " + st.error().message);
                     return;
                 }
-                while (!m_finished && m_decoder.has_frame()) {
-                    const std::string frame = m_decoder.pop_frame();
-                    std::string_view payload = frame;
-                    if (m_sealer) {
-                        auto opened = m_sealer->open(frame);
-                        if (!opened) {
-                            lost("bad frame from controller: " + opened.error().message);
-                            return;
-                        }
-                        payload = opened.value();
-                    }
-                    auto message = core::parse_message(payload);
+                while (!m_finished) {
+                    auto message = m_frames.next();
                     if (!message) {
-                        lost("bad message from controller: " + message.error().message);
+                        break;
+                    }
+                    if (!*message) {
+                        lost("bad frame from controller: " + message->error().message);
                         return;
                     }
-                    handle(std::move(message.value()));
+                    handle(std::move(message->value()));
                 }
                 if (!m_finished) {
                     read_more();
@@ -220,13 +134,14 @@ class Session {
                 return;
             }
             m_authenticated = true;
-            m_sealer = std::make_unique<core::FrameSealer>(std::move(sealer.value()));
+            m_frames.seal_from_now(std::move(sealer.value()));
             m_heartbeat = std::chrono::milliseconds(
                 static_cast<long>(std::max(0.1, welcome->heartbeat_s) * 1000));
             spdlog::info("authenticated for run {}", welcome->run_id);
             heartbeat_tick();
         } else if (auto* reject = std::get_if<core::msg::Reject>(&message)) {
-            spdlog::error("controller rejected this agent: {}", reject->reason);
+            spdlog::error("controller rejected this agent: {}",
+                          core::escape_for_log(reject->reason, core::k_log_reason_bytes));
             finish(k_agent_rejected);
         } else if (auto* run = std::get_if<core::msg::Run>(&message)) {
             start_step(std::move(*run));
@@ -258,8 +173,8 @@ class Session {
         m_busy = true;
         m_worker_done = false;
         m_current_step = run.step;
-        auto deadline = Clock::now() + std::chrono::milliseconds(
-                                           static_cast<long>(std::max(0.0, run.deadline_s) * 1000));
+        m_current_check = run.check;
+        auto deadline = Clock::now() + core::clamp_to_millis(run.deadline_s);
         spdlog::info("step {}: running {}{}", run.step, run.check,
                      run.group ? " in group " + run.group->id : std::string());
         m_watchdog.expires_at(deadline + k_hang_grace);
@@ -283,8 +198,8 @@ class Session {
                 m_worker_done = true;
                 m_watchdog.cancel();
                 if (m_wedged) {
-                    // Already reported as hung; the late result is logged, not sent.
-                    spdlog::warn("step {} returned after being reported hung: {}", step,
+                    // Already reported (hung, or interrupted); the late result is logged only.
+                    spdlog::warn("step {} returned after it was reported: {}", step,
                                  core::to_string(result.verdict));
                     m_wedged = false;
                 } else {
@@ -326,8 +241,7 @@ class Session {
         if (m_finished) {
             return;
         }
-        const std::string payload = core::serialize(message);
-        auto frame = core::encode_frame(m_sealer ? m_sealer->seal(payload) : payload);
+        auto frame = m_frames.encode(message);
         if (!frame) {
             spdlog::error("cannot send {}: {}", core::message_type(message), frame.error().message);
             return;
@@ -376,6 +290,8 @@ class Session {
         m_kv.fail_all("agent stopping");
         m_timer.cancel();
         m_watchdog.cancel();
+        m_stop.cancel();
+        m_dialer.cancel();
         if (m_stream) {
             m_stream->close();
         }
@@ -385,27 +301,27 @@ class Session {
     AgentOptions m_options;
     std::shared_ptr<core::TlsContext> m_tls;  // null: plain TCP
     asio::io_context m_io;
-    std::unique_ptr<core::Stream> m_stream;  // a fresh one per dial attempt
-    std::string m_verify_error;              // why the controller's certificate was refused
+    ControllerDialer m_dialer{m_io, m_options, m_tls};
+    std::unique_ptr<core::Stream> m_stream;  // once connected
     asio::steady_timer m_timer;
     asio::steady_timer m_watchdog;
+    StopWatch m_stop;
     ControllerKvStore m_kv;
-    core::FrameDecoder m_decoder;
+    ControllerFrames m_frames;  // sealed once the controller proved it holds this node's key
     AgentHandshake m_handshake{m_options.node, m_options.node_key};
-    std::unique_ptr<core::FrameSealer> m_sealer;  // set once the controller proved its key
     std::array<char, 64 * 1024> m_buffer{};
     std::deque<std::string> m_write_queue;
     std::string m_local_address;
     Clock::time_point m_dial_deadline;
     Clock::time_point m_last_received;
     std::chrono::milliseconds m_heartbeat{2000};
-    long m_backoff_ms = 200;
     std::thread m_worker;
     std::atomic<bool> m_cancel{false};
     bool m_worker_done = true;
     bool m_busy = false;
     bool m_wedged = false;
     std::uint64_t m_current_step = 0;
+    std::string m_current_check;
     bool m_authenticated = false;
     bool m_challenged = false;  // the controller's first frame arrived
     bool m_finished = false;

@@ -3,11 +3,11 @@
 #include "agent/standalone.hpp"
 
 #include <unistd.h>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <future>
 #include <memory>
 #include <thread>
@@ -15,7 +15,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "agent/stop_signal.hpp"
 #include "core/atomic_file.hpp"
+#include "core/checked_number.hpp"
 #include "core/exit_code.hpp"
 #include "core/judge.hpp"
 #include "core/process.hpp"
@@ -54,11 +56,43 @@ void write_termination_log(const std::string& path, const std::string& text) {
     if (path.empty()) {
         return;
     }
-    std::ofstream out(path, std::ios::out | std::ios::trunc | std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) {
-        spdlog::error("writing the termination log {}: failed", path);
+    if (auto st = core::write_file_in_place(path, text); !st) {
+        spdlog::error("writing the termination log: {}", st.error().message);
+    }
+}
+
+// Waits for the checks until the deadline or a stop signal, whichever comes first; polled,
+// because the signal handler can only set a flag. True when every check finished.
+bool wait_for_checks(std::future<void>& finished, Clock::time_point deadline) {
+    while (stop_signal() == 0) {
+        const auto next = std::min(deadline, Clock::now() + std::chrono::milliseconds(20));
+        if (finished.wait_until(next) == std::future_status::ready) {
+            return true;
+        }
+        if (next == deadline) {
+            return false;
+        }
+    }
+    return finished.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+// A program a check started (all_reduce_perf) must not outlive us and hold the GPUs the job is
+// about to use. Past the budget its group is killed at once; on a stop signal it gets SIGTERM and
+// k_stop_grace to end before SIGKILL.
+void stop_check_programs(int sig, double budget_s, std::future<void>& finished) {
+    if (sig != 0) {
+        core::refuse_new_children();
+        core::kill_running_children(SIGTERM);
+        finished.wait_for(k_stop_grace);
+        if (const int left = core::kill_running_children(SIGKILL); left > 0) {
+            spdlog::warn("{}: {} program(s) still running after SIGTERM were killed",
+                         interrupted_detail(sig), left);
+        }
+        return;
+    }
+    if (const int stopped = core::kill_running_children(SIGKILL); stopped > 0) {
+        spdlog::warn("stopped {} program(s) a check left running past the {:.0f} s budget", stopped,
+                     budget_s);
     }
 }
 
@@ -117,6 +151,19 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         std::fprintf(stderr, "preflight-agent: --budget-s must be > 0\n");
         return 2;
     }
+    // CLI11's range checks let NaN through; a budget of 1e300 s would overflow as milliseconds.
+    if (auto st = core::check_duration_s(options.budget_s, "--budget-s"); !st) {
+        std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
+        return 2;
+    }
+    if (options.max_action_fraction) {
+        if (auto st = core::finite_in_range(*options.max_action_fraction, 0.0, 1.0,
+                                            "--max-action-fraction");
+            !st) {
+            std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
+            return 2;
+        }
+    }
     core::RunConfig cfg;
     try {
         cfg = prolog_config(options);
@@ -140,8 +187,7 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
 
     // The checks run on a worker so that the budget holds even for a check that hangs: at the
     // deadline we report what finished and leave.
-    const auto deadline =
-        start + std::chrono::milliseconds(static_cast<long>(options.budget_s * 1000));
+    const auto deadline = start + core::clamp_to_millis(options.budget_s);
     auto cancel = std::make_shared<std::atomic<bool>>(false);
     auto done = std::make_shared<std::vector<core::CheckResult>>();
     auto mutex = std::make_shared<std::mutex>();
@@ -173,9 +219,11 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         }
         p.set_value();
     });
-    const bool in_time = finished_future.wait_until(deadline) == std::future_status::ready;
+    const bool in_time = wait_for_checks(finished_future, deadline);
+    const int sig = in_time ? 0 : stop_signal();  // 0: the budget ran out
     StandaloneOutcome outcome;
     {
+        // Taken before any program is killed: a check returning after that measured our kill.
         std::lock_guard<std::mutex> lock(*mutex);
         outcome.results = *done;
     }
@@ -184,12 +232,8 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
     } else {
         *cancel = true;
         worker.detach();  // cannot be interrupted; we _Exit below
-        // A program the check started (all_reduce_perf) must not outlive the budget and hold
-        // the GPUs the job is about to use: stop its process group now.
-        if (const int stopped = core::kill_running_children(SIGKILL); stopped > 0) {
-            spdlog::warn("stopped {} program(s) a check left running past the {:.0f} s budget",
-                         stopped, options.budget_s);
-        }
+        stop_check_programs(sig, options.budget_s, finished_future);
+        bool first = true;
         for (const auto& check : node_checks) {
             bool have = false;
             for (const auto& r : outcome.results) {
@@ -199,19 +243,24 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
                 core::CheckResult r;
                 r.check = check;
                 r.verdict = core::Verdict::error;
-                r.detail = fmt::format("not finished within the {:.0f} s budget", options.budget_s);
+                r.detail = sig == 0 ? fmt::format("not finished within the {:.0f} s budget",
+                                                  options.budget_s)
+                                    : (first ? "" : "not run: ") + interrupted_detail(sig);
                 outcome.results.push_back(r);
+                first = false;
             }
         }
     }
     judge_standalone(outcome, cfg.evaluation, baseline, baseline_run);
 
-    int rc = standalone_exit_code(outcome.verdict, options.on_error);
+    // Interrupted: nothing was judged in full, so exit 4 whatever --on-error says, and no drain.
+    int rc = sig != 0 ? core::to_int(core::ExitCode::inconclusive)
+                      : standalone_exit_code(outcome.verdict, options.on_error);
     // A failed check drains. A check that could not judge drains only when the operator chose
     // --on-error block: the start is refused then, and Slurm would drain the node for the failed
     // prolog anyway, with "Prolog error" and no cause; our reason says what kind of finding.
     const bool blocked = outcome.verdict == core::Verdict::error && rc != 0;
-    if (outcome.verdict == core::Verdict::fail || blocked) {
+    if (sig == 0 && (outcome.verdict == core::Verdict::fail || blocked)) {
         if (blocked) {
             outcome.finding = outcome::FindingClass::check_error;
         }
@@ -247,7 +296,10 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         std::fprintf(stderr, "  not drained (%s): %s\n", outcome.drain_outcome.c_str(),
                      outcome.drain_error.c_str());
     }
-    if (outcome.verdict == core::Verdict::error) {
+    if (sig != 0) {
+        std::fprintf(stderr, "  %s: exit %d, nothing drained\n", interrupted_detail(sig).c_str(),
+                     rc);
+    } else if (outcome.verdict == core::Verdict::error) {
         std::fprintf(stderr, "  could not judge: exit %d (--on-error=%s)\n", rc,
                      options.on_error == OnError::block ? "block" : "allow");
     }

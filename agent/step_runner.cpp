@@ -1,5 +1,13 @@
 #include "agent/step_runner.hpp"
 
+#include <csignal>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "agent/stop_signal.hpp"
+#include "core/process.hpp"
 #include "plugins/check.hpp"
 
 namespace preflight::agent {
@@ -51,8 +59,30 @@ core::CheckResult busy_result(const std::string& check, bool wedged) {
 }
 
 core::CheckResult hung_result(const std::string& check, double deadline_s) {
-    return error_result(check, "check did not return within its deadline of " +
-                                   std::to_string(static_cast<int>(deadline_s)) + " s (hung)");
+    // Formatted, not cast: the value came from a frame.
+    return error_result(check, fmt::format("check did not return within its deadline of {:.0f} s "
+                                           "(hung)",
+                                           deadline_s));
+}
+
+core::CheckResult interrupted_result(const std::string& check, int sig) {
+    return error_result(check, interrupted_detail(sig));
+}
+
+int join_or_leave(std::thread& worker, bool done, int exit_code) {
+    if (!worker.joinable()) {
+        return exit_code;
+    }
+    if (done) {
+        worker.join();
+        return exit_code;
+    }
+    spdlog::warn("exiting with a check still running");
+    if (const int stopped = core::kill_running_children(SIGKILL); stopped > 0) {
+        spdlog::warn("stopped {} program(s) the check had started", stopped);
+    }
+    spdlog::default_logger()->flush();
+    std::_Exit(exit_code);
 }
 
 }  // namespace preflight::agent

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/kv_store.hpp"
@@ -34,5 +35,13 @@ std::vector<std::string> step_capabilities();
 core::CheckResult busy_result(const std::string& check, bool wedged);
 // A step whose check did not return within its deadline.
 core::CheckResult hung_result(const std::string& check, double deadline_s);
+// A step whose agent was stopped by signal sig while it ran ("agent interrupted by SIGTERM").
+core::CheckResult interrupted_result(const std::string& check, int sig);
+
+// At the end of a session: joins the worker when its check returned (done) and gives exit_code;
+// otherwise leaves the process at once with exit_code (std::_Exit) after SIGKILL to the programs
+// the check started. A hung check (a collective whose peer vanished) cannot be interrupted, and
+// the node's agent must not hang with it.
+int join_or_leave(std::thread& worker, bool done, int exit_code);
 
 }  // namespace preflight::agent

@@ -1,5 +1,4 @@
 // ChildProcess: a long-running child in its own process group (process.hpp).
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cerrno>
@@ -9,6 +8,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/atomic_file.hpp"
 #include "core/process.hpp"
 #include "core/process_spawn.hpp"
 
@@ -40,17 +40,17 @@ ChildProcess::~ChildProcess() {
 Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv,
                                          const std::map<std::string, std::string>& env,
                                          const std::string& output_path) {
-    int out_fd = -1;
+    UniqueFd out;
     if (!output_path.empty()) {
-        out_fd = ::open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (out_fd < 0) {
-            return Error{"open " + output_path + ": " + std::strerror(errno)};
+        // A fresh file each time (the log of this run), never one planted at the name.
+        auto opened = open_log_file(output_path, LogOpen::fresh);
+        if (!opened) {
+            return opened.error();
         }
+        out = std::move(opened.value());
     }
-    auto pid = fork_exec(argv, env, out_fd, -1);
-    if (out_fd >= 0) {
-        ::close(out_fd);
-    }
+    auto pid = fork_exec(argv, env, out.get(), -1);
+    out.reset();
     if (!pid) {
         return pid.error();
     }

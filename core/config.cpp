@@ -201,6 +201,10 @@ class ConfigParser {
                                    "'" + section + "." + name + "' must be " +
                                        std::string(describe_type(spec->type)));
                     }
+                    if (auto st = check_param_value(*spec, value); !st) {
+                        yaml::fail(m_file, param.second,
+                                   "'" + section + "." + name + "': " + st.error().message);
+                    }
                     given[name] = std::move(value);
                 }
             }

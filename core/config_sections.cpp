@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/checked_number.hpp"
 #include "core/yaml_errors.hpp"
 
 namespace preflight::core::config_sections {
@@ -14,6 +15,22 @@ namespace {
 [[noreturn]] void out_of_range(const std::string& file, const YAML::Node& node,
                                const std::string& key, const std::string& range) {
     yaml::fail(file, node, "'" + key + "' must be " + range);
+}
+
+// A duration in seconds: above 0 (at or above with allow_zero) and at most k_max_duration_s, so
+// that it converts to milliseconds without overflow wherever it is used.
+double duration_s(const std::string& file, const YAML::Node& node, const std::string& key,
+                  bool allow_zero) {
+    const double value = yaml::as_double(file, node, key);
+    if (allow_zero ? value < 0.0 : !(value > 0.0)) {
+        out_of_range(file, node, key, allow_zero ? ">= 0" : "> 0");
+    }
+    if (auto st = check_duration_s(value, key); !st) {
+        out_of_range(
+            file, node, key,
+            "at most " + std::to_string(static_cast<long long>(k_max_duration_s)) + " (30 days)");
+    }
+    return value;
 }
 
 }  // namespace
@@ -68,22 +85,13 @@ void parse_deadlines(const std::string& file, const YAML::Node& node, DeadlineCo
     yaml::reject_unknown_keys(file, node, "deadlines",
                               {"connect_s", "heartbeat_s", "step_slack_s"});
     if (auto n = yaml::get(file, node, "connect_s", "deadlines.connect_s")) {
-        out.connect_s = yaml::as_double(file, n, "deadlines.connect_s");
-        if (!(out.connect_s > 0.0)) {
-            out_of_range(file, n, "deadlines.connect_s", "> 0");
-        }
+        out.connect_s = duration_s(file, n, "deadlines.connect_s", false);
     }
     if (auto n = yaml::get(file, node, "heartbeat_s", "deadlines.heartbeat_s")) {
-        out.heartbeat_s = yaml::as_double(file, n, "deadlines.heartbeat_s");
-        if (!(out.heartbeat_s > 0.0)) {
-            out_of_range(file, n, "deadlines.heartbeat_s", "> 0");
-        }
+        out.heartbeat_s = duration_s(file, n, "deadlines.heartbeat_s", false);
     }
     if (auto n = yaml::get(file, node, "step_slack_s", "deadlines.step_slack_s")) {
-        out.step_slack_s = yaml::as_double(file, n, "deadlines.step_slack_s");
-        if (out.step_slack_s < 0.0) {
-            out_of_range(file, n, "deadlines.step_slack_s", ">= 0");
-        }
+        out.step_slack_s = duration_s(file, n, "deadlines.step_slack_s", true);
     }
 }
 
@@ -159,10 +167,7 @@ void parse_k8s(const std::string& file, const YAML::Node& node, KubernetesConfig
     text("image", out.image, true);
     text("service_account", out.service_account, false);
     if (auto n = yaml::get(file, node, "request_timeout_s", "k8s.request_timeout_s")) {
-        out.request_timeout_s = yaml::as_double(file, n, "k8s.request_timeout_s");
-        if (!(out.request_timeout_s > 0.0)) {
-            out_of_range(file, n, "k8s.request_timeout_s", "> 0");
-        }
+        out.request_timeout_s = duration_s(file, n, "k8s.request_timeout_s", false);
     }
     if (auto n = yaml::get(file, node, "max_retries", "k8s.max_retries")) {
         out.max_retries = yaml::as_int(file, n, "k8s.max_retries");

@@ -1,6 +1,10 @@
 #include "core/params.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/checked_number.hpp"
 
 namespace preflight::core {
 
@@ -68,6 +72,32 @@ std::string_view to_string(ParamType type) {
     return "unknown";
 }
 
+Status check_param_value(const ParamSpec& spec, const nlohmann::json& value) {
+    if (!value.is_number()) {
+        return {};
+    }
+    const std::string what = "parameter '" + spec.name + "'";
+    if (value.is_number_unsigned() &&
+        value.get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<long long>::max())) {
+        return Error{what + " is out of range"};
+    }
+    const double number = value.get<double>();
+    if (!std::isfinite(number)) {
+        return Error{what + " must be a finite number"};
+    }
+    if (spec.unit == "s" || spec.unit == "ms") {
+        const double seconds = spec.unit == "ms" ? number / 1000.0 : number;
+        if (auto st = check_duration_s(seconds, spec.name); !st) {
+            return Error{what + " must be a duration in [0, " +
+                         std::to_string(static_cast<long long>(
+                             spec.unit == "ms" ? k_max_duration_s * 1000 : k_max_duration_s)) +
+                         "] " + spec.unit + ", got " + value.dump()};
+        }
+    }
+    return {};
+}
+
 Result<nlohmann::json> resolve_params(const std::vector<ParamSpec>& specs,
                                       const nlohmann::json& given) {
     // null stands for "no parameters given" (a run frame without a params key).
@@ -91,6 +121,9 @@ Result<nlohmann::json> resolve_params(const std::vector<ParamSpec>& specs,
                 return Error{"parameter '" + name + "' must be " +
                              std::string(describe_type(spec->type)) + ", got " +
                              std::string(value.type_name())};
+            }
+            if (auto st = check_param_value(*spec, value); !st) {
+                return st.error();
             }
             resolved[name] = value;
         }

@@ -30,8 +30,13 @@ std::string_view describe_type(ParamType type);
 // "bytes, iters, timeout_s", or "none".
 std::string declared_param_names(const std::vector<ParamSpec>& specs);
 
-// Returns given merged over the defaults of specs; an unknown key, a wrong type or a missing
-// required parameter is an Error naming the parameter.
+// What a value of the right type must also be: a number finite; a duration (unit "s" or "ms") in
+// [0, k_max_duration_s], so that it converts to milliseconds without overflow; an integer within
+// long long (JSON allows up to 2^64 - 1, which would wrap). Error names the parameter.
+Status check_param_value(const ParamSpec& spec, const nlohmann::json& value);
+
+// Returns given merged over the defaults of specs; an unknown key, a wrong type, a value
+// check_param_value refuses or a missing required parameter is an Error naming the parameter.
 Result<nlohmann::json> resolve_params(const std::vector<ParamSpec>& specs,
                                       const nlohmann::json& given);
 

@@ -1,5 +1,6 @@
 #include "core/process.hpp"
 
+#include "core/atomic_file.hpp"
 #include "core/process_spawn.hpp"
 
 #include <fcntl.h>
@@ -26,6 +27,7 @@ using Clock = std::chrono::steady_clock;
 // with a call still running (std::_Exit past a budget) can stop them first. A child leaves the set
 // in the same locked step that reaps it, so its pid can never be reused while it is listed.
 std::mutex g_running_mutex;
+bool g_refusing = false;  // guarded by g_running_mutex
 std::set<pid_t>& running_groups() {
     static std::set<pid_t> groups;
     return groups;
@@ -111,6 +113,7 @@ Result<pid_t> fork_exec(const std::vector<std::string>& argv,
         // Undo signal dispositions a parent may have changed; a child must die on SIGINT/SIGTERM.
         ::signal(SIGINT, SIG_DFL);
         ::signal(SIGTERM, SIG_DFL);
+        ::signal(SIGHUP, SIG_DFL);
         ::signal(SIGPIPE, SIG_DFL);
         sigset_t none;
         sigemptyset(&none);
@@ -178,14 +181,21 @@ Result<ProcessResult> SystemCommandRunner::run(const std::vector<std::string>& a
 
 Result<ProcessResult> run_process(const std::vector<std::string>& argv,
                                   const ProcessOptions& options) {
+    {
+        std::lock_guard<std::mutex> lock(g_running_mutex);
+        if (g_refusing) {
+            return Error{"not starting '" + (argv.empty() ? std::string() : argv[0]) +
+                         "': this process is stopping"};
+        }
+    }
     int out_pipe[2] = {-1, -1};
     int out_fd = -1;
     if (!options.stdout_path.empty()) {
-        out_fd =
-            ::open(options.stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (out_fd < 0) {
-            return Error{"open " + options.stdout_path + ": " + std::strerror(errno)};
+        auto opened = open_log_file(options.stdout_path, LogOpen::append);
+        if (!opened) {
+            return opened.error();
         }
+        out_fd = opened->release();  // closed below like the pipe's end
     } else {
         if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
             return Error{std::string("pipe: ") + std::strerror(errno)};
@@ -215,6 +225,9 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
     {
         std::lock_guard<std::mutex> lock(g_running_mutex);
         running_groups().insert(pid);
+        if (g_refusing) {  // the stop began while it was being forked
+            kill_group(pid, SIGKILL);
+        }
     }
 
     // stdin is fed from the wait loop below, never with a blocking write: a child that echoes its
@@ -278,6 +291,11 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
         if (::waitpid(pid, &status, WNOHANG) == pid) {
             reaped = true;
             running_groups().erase(pid);
+            if (g_refusing) {
+                // Stopping: whatever the leader left in its group (it had SIGTERM too) goes now,
+                // while the group's id cannot have been reused yet.
+                kill_group(pid, SIGKILL);
+            }
         }
     }
     // Drain what the child wrote just before exiting; bounded so a grandchild holding the pipe
@@ -309,6 +327,11 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
         result.signal = WTERMSIG(status);
     }
     return result;
+}
+
+void refuse_new_children() {
+    std::lock_guard<std::mutex> lock(g_running_mutex);
+    g_refusing = true;
 }
 
 int kill_running_children(int sig) {

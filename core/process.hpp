@@ -55,6 +55,11 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
 // program would outlive us.
 int kill_running_children(int sig);
 
+// For a process that is stopping (a signal): from now on run_process starts nothing (an Error),
+// and a child it was starting at this moment is killed as soon as it is listed, so that none slips
+// past kill_running_children.
+void refuse_new_children();
+
 // The path of `name` in this executable's own directory (build/bin and an install prefix keep
 // preflight and preflight-agent together); `name` itself when /proc/self/exe cannot be read.
 std::string sibling_executable(const std::string& name);

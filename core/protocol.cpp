@@ -1,5 +1,7 @@
 #include "core/protocol.hpp"
 
+#include "core/checked_number.hpp"
+
 namespace preflight::core {
 namespace {
 
@@ -31,12 +33,18 @@ std::string str(const json& j, const char* key) {
     }
     return v.get<std::string>();
 }
+// Every number a frame carries is a duration in seconds (a deadline, a heartbeat, a kv timeout),
+// which the receiver turns into milliseconds: bounded here so that 1e308 cannot overflow there.
 double num(const json& j, const char* key) {
     const auto& v = field(j, key);
     if (!v.is_number()) {
         throw FieldError{std::string("field '") + key + "' must be a number"};
     }
-    return v.get<double>();
+    const double d = v.get<double>();
+    if (auto st = check_duration_s(d, key); !st) {
+        throw FieldError{"field " + st.error().message};  // "field 'deadline_s' must be ..."
+    }
+    return d;
 }
 std::uint64_t u64(const json& j, const char* key) {
     const auto& v = field(j, key);

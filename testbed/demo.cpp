@@ -98,8 +98,11 @@ int run_demo(const DemoArgs& args, const char* /*argv0*/) {
     std::string report_dir = args.report_dir.empty()
                                  ? "preflight-reports/demo-" + controller::make_run_id()
                                  : args.report_dir;
+    if (auto st = core::make_directories(report_dir); !st) {
+        std::fprintf(stderr, "preflight demo: %s\n", st.error().message.c_str());
+        return core::to_int(core::ExitCode::run_error);
+    }
     std::error_code ec;
-    std::filesystem::create_directories(report_dir, ec);
     report_dir = std::filesystem::absolute(report_dir).string();
 
     // Signals: remember them and pass them on to the run; the fabric is torn down afterwards.

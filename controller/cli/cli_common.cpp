@@ -1,5 +1,8 @@
 #include "controller/cli/cli_common.hpp"
 
+#include <cstdlib>
+
+#include "core/checked_number.hpp"
 #include "core/exit_code.hpp"
 
 namespace preflight::controller {
@@ -22,6 +25,20 @@ void override_controller_address(core::ControllerConfig& controller, const std::
     if (port >= 0) {
         controller.port = port;
     }
+}
+
+CLI::Validator finite_number(double lo, double hi) {
+    return CLI::Validator(
+        [lo, hi](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double value = std::strtod(text.c_str(), &end);
+            if (text.empty() || end != text.c_str() + text.size()) {
+                return "'" + text + "' is not a number";
+            }
+            const auto st = core::finite_in_range(value, lo, hi, text);
+            return st ? std::string() : st.error().message;
+        },
+        "NUMBER");
 }
 
 }  // namespace preflight::controller

@@ -26,6 +26,11 @@ void set_exit_code_footer(CLI::App& app);
 void override_controller_address(core::ControllerConfig& controller, const std::string& advertise,
                                  const std::string& listen, int port);
 
+// A CLI11 check for a number option: finite and within [lo, hi] (core::finite_in_range). CLI11's
+// own Range lets NaN through, and "inf" or 1e300 seconds would overflow where they become
+// milliseconds.
+CLI::Validator finite_number(double lo, double hi);
+
 // `preflight certify` arguments, for both schedulers (cli_certify.cpp parses them).
 struct CertifyArgs {
     bool k8s = false;

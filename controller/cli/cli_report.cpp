@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/atomic_file.hpp"
+#include "core/checked_number.hpp"
 #include "core/exit_code.hpp"
 #include "core/result.hpp"
 #include "outcome/job_impact.hpp"
@@ -128,6 +129,7 @@ SubcommandRun add_report_commands(CLI::App& app) {
     auto* estimate_cmd = app.add_subcommand(
         "estimate", "job impact: all-reduce time, step time and GPU utilization from busBW");
     estimate_cmd->add_option("--params", estimate->job.params, "model parameters, e.g. 7e9")
+        ->check(finite_number(0.0, 1e15))
         ->required();
     estimate_cmd->add_option("--dtype", estimate->job.dtype, "gradient type: fp32, bf16, fp16, fp8")
         ->check(CLI::IsMember({"fp32", "bf16", "fp16", "fp8"}))
@@ -140,9 +142,12 @@ SubcommandRun add_report_commands(CLI::App& app) {
     estimate_cmd
         ->add_option("--compute-ms", estimate->job.compute_ms,
                      "compute time per step without communication (ms)")
+        ->check(finite_number(0.0, core::k_max_duration_s * 1000))
         ->required();
-    auto* bw_opt = estimate_cmd->add_option("--busbw", estimate->busbw_gbps,
-                                            "per-rank bus bandwidth, GB/s (nccl-tests busBW)");
+    auto* bw_opt = estimate_cmd
+                       ->add_option("--busbw", estimate->busbw_gbps,
+                                    "per-rank bus bandwidth, GB/s (nccl-tests busBW)")
+                       ->check(finite_number(0.0, 1e9));
     auto* rep_opt = estimate_cmd->add_option(
         "--report", estimate->report, "take busBW from a run: all nodes vs without flagged ones");
     rep_opt->check(CLI::ExistingFile);

@@ -6,7 +6,6 @@
 
 #include <unistd.h>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 
 #include <spdlog/spdlog.h>
@@ -14,6 +13,7 @@
 #include "controller/launch/slurm_launcher.hpp"
 #include "controller/run/certify.hpp"
 #include "core/atomic_file.hpp"
+#include "core/checked_number.hpp"
 #include "core/config.hpp"
 #include "core/exit_code.hpp"
 #include "core/hostlist.hpp"
@@ -90,8 +90,6 @@ int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bo
             std::max(r.config.deadlines.connect_s, r.slurm.immediate_s + 5);
         return run_preflight(r);
     });
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
     if (auto st = core::write_file_atomic(dir + "/certify.json", report.to_json().dump(2) + "\n");
         !st) {
         spdlog::error("writing certify.json: {}", st.error().message);
@@ -115,6 +113,7 @@ void add_slurm_run_options(CLI::App* run_cmd, SlurmLaunchOptions& slurm) {
     run_cmd
         ->add_option("--immediate", slurm.immediate_s,
                      "--launcher slurm outside an allocation: seconds to wait for resources")
+        ->check(finite_number(0.0, core::k_max_duration_s))
         ->capture_default_str();
 }
 

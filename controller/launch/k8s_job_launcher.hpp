@@ -34,7 +34,7 @@ struct JobSpecInput {
 // Where agent pods find the TLS CA (the run's Secret, key ca.crt, mounted read-only).
 inline constexpr const char* k_tls_ca_mount = "/etc/preflight/tls";
 
-// The Job object (pure; tested directly). Secret holds PREFLIGHT_TOKEN (and ca.crt with TLS).
+// The Job object (pure; tested directly). Secret holds PREFLIGHT_RUN_SECRET (and ca.crt with TLS).
 nlohmann::json agent_job(const JobSpecInput& in);
 nlohmann::json token_secret(const JobSpecInput& in, const std::string& token);
 

@@ -1,11 +1,10 @@
 #include "controller/launch/launcher.hpp"
 
 #include <sys/wait.h>
-#include <filesystem>
-#include <fstream>
 
 #include <spdlog/spdlog.h>
 
+#include "core/atomic_file.hpp"
 #include "core/auth.hpp"
 #include "core/keys.hpp"
 
@@ -42,8 +41,13 @@ void append_agent_command(std::vector<std::string>& argv, const core::Node& node
 std::map<std::string, std::string> LocalLauncher::start(const std::vector<core::Node>& nodes,
                                                         const LaunchContext& ctx) {
     std::map<std::string, std::string> failed;
-    std::error_code ec;
-    std::filesystem::create_directories(ctx.log_dir, ec);
+    // Agents' logs and pid files: only we read them, and the default lies in /tmp.
+    if (auto st = core::make_private_directory(ctx.log_dir); !st) {
+        for (const auto& node : nodes) {
+            failed[node.name] = "cannot create the agents' log directory: " + st.error().message;
+        }
+        return failed;
+    }
     for (const auto& node : nodes) {
         std::string log = ctx.log_dir + "/" + node.name + ".log";
         auto child =
@@ -52,7 +56,11 @@ std::map<std::string, std::string> LocalLauncher::start(const std::vector<core::
             failed[node.name] = "cannot start agent: " + child.error().message;
             continue;
         }
-        std::ofstream(ctx.log_dir + "/" + node.name + ".pid") << child->pid() << "\n";
+        if (auto st = core::write_file_atomic(ctx.log_dir + "/" + node.name + ".pid",
+                                              std::to_string(child->pid()) + "\n");
+            !st) {
+            spdlog::warn("pid file for {}: {}", node.name, st.error().message);
+        }
         spdlog::debug("started agent for {} (pid {}{})", node.name, child->pid(),
                       node.netns.empty() ? "" : ", netns " + node.netns);
         m_log_paths[node.name] = log;

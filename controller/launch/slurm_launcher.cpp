@@ -5,12 +5,12 @@
 #include <netdb.h>
 #include <sys/wait.h>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "core/atomic_file.hpp"
 #include "core/auth.hpp"
 
 namespace preflight::controller {
@@ -81,8 +81,13 @@ std::vector<std::string> SlurmLauncher::srun_argv(const core::Node& node, const 
 std::map<std::string, std::string> SlurmLauncher::start(const std::vector<core::Node>& nodes,
                                                         const LaunchContext& ctx) {
     std::map<std::string, std::string> failed;
-    std::error_code ec;
-    std::filesystem::create_directories(ctx.log_dir, ec);
+    // Agents' logs and pid files: only we read them, and the default lies in /tmp.
+    if (auto st = core::make_private_directory(ctx.log_dir); !st) {
+        for (const auto& node : nodes) {
+            failed[node.name] = "cannot create the agents' log directory: " + st.error().message;
+        }
+        return failed;
+    }
     if (!m_options.in_allocation) {
         // Outside an allocation each srun must make its own job, not a step of one we inherited.
         for (const char* var : {"SLURM_JOB_ID", "SLURM_JOBID"}) {
@@ -105,7 +110,11 @@ std::map<std::string, std::string> SlurmLauncher::start(const std::vector<core::
             failed[node.name] = "cannot start srun: " + child.error().message;
             continue;
         }
-        std::ofstream(ctx.log_dir + "/" + node.name + ".pid") << child->pid() << "\n";
+        if (auto st = core::write_file_atomic(ctx.log_dir + "/" + node.name + ".pid",
+                                              std::to_string(child->pid()) + "\n");
+            !st) {
+            spdlog::warn("pid file for {}: {}", node.name, st.error().message);
+        }
         spdlog::debug("srun for {} (pid {})", node.name, child->pid());
         m_log_paths[node.name] = log;
         m_children.emplace(node.name, std::move(child.value()));

@@ -16,6 +16,7 @@
 
 #include "controller/run/group_check.hpp"
 #include "controller/run/planner.hpp"
+#include "core/checked_number.hpp"
 #include "core/judge.hpp"
 
 namespace preflight::controller {
@@ -70,9 +71,8 @@ class RoundsState {
         if (m_progress) {
             m_progress(what, 0, requests.size());
         }
-        auto deadline =
-            Clock::now() + std::chrono::milliseconds(static_cast<long>(
-                               (m_plan.step_deadline_s + m_plan.controller_slack_s) * 1000));
+        auto deadline = Clock::now() +
+                        core::clamp_to_millis(m_plan.step_deadline_s + m_plan.controller_slack_s);
         auto outcomes = m_run_steps(requests, deadline, [&](std::size_t done, std::size_t total) {
             if (m_progress) {
                 m_progress(what, done, total);

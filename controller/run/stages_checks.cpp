@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/run/stages.hpp"
+#include "core/checked_number.hpp"
 #include "core/params.hpp"
 #include "plugins/check.hpp"
 
@@ -28,9 +29,8 @@ int run_node_check(RunContext& run, const std::string& check, const std::string&
     for (const auto& node : nodes) {
         requests.push_back(StepRequest{node, check, params, deadline_s, std::nullopt, ""});
     }
-    auto deadline =
-        Clock::now() + std::chrono::milliseconds(static_cast<long>(
-                           (deadline_s + run.options.config.deadlines.step_slack_s) * 1000));
+    auto deadline = Clock::now() +
+                    core::clamp_to_millis(deadline_s + run.options.config.deadlines.step_slack_s);
     run.progress(what, 0, requests.size());
     for (auto& outcome : run.server->hub().run_steps(
              requests, deadline, [&](std::size_t d, std::size_t t) { run.progress(what, d, t); })) {

@@ -10,6 +10,7 @@
 #include "controller/run/stages.hpp"
 #include "controller/run/topology.hpp"
 #include "core/auth.hpp"
+#include "core/checked_number.hpp"
 #include "core/keys.hpp"
 #include "core/log.hpp"
 #include "plugins/check.hpp"
@@ -186,8 +187,7 @@ void launch_agents(RunContext& run) {
 void connect_agents(RunContext& run) {
     const auto& cfg = run.options.config;
     // Agents that exit early are unreachable at once, not after the deadline.
-    auto deadline =
-        Clock::now() + std::chrono::milliseconds(static_cast<long>(cfg.deadlines.connect_s * 1000));
+    auto deadline = Clock::now() + core::clamp_to_millis(cfg.deadlines.connect_s);
     std::map<std::string, std::string> exited;
     auto& hub = run.server->hub();
     auto connected = hub.wait_for_agents(deadline, [&] {

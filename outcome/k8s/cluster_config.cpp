@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/auth.hpp"
+#include "core/checked_number.hpp"
 #include "outcome/k8s/client.hpp"
 
 namespace preflight::outcome::k8s {
@@ -241,7 +242,7 @@ core::Result<ClusterConfig> load_cluster_config(const std::string& kubeconfig,
 
 ClientOptions client_options_from(const core::KubernetesConfig& cfg) {
     ClientOptions o;
-    o.timeout = std::chrono::milliseconds(static_cast<long>(cfg.request_timeout_s * 1000.0));
+    o.timeout = core::clamp_to_millis(cfg.request_timeout_s);
     o.connect_timeout = std::min(o.timeout, std::chrono::milliseconds(5000));
     o.max_retries = cfg.max_retries;
     return o;

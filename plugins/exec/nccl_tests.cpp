@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/checked_number.hpp"
 #include "core/process.hpp"
 #include "core/sysfs.hpp"
 #include "plugins/collective/nccl_net_usage.hpp"
@@ -192,7 +193,7 @@ core::CheckResult NcclTestsCheck::run_impl(const CheckContext& ctx, const nlohma
         options.env["NCCL_DEBUG_SUBSYS"] = "INIT,NET,ENV";
     }
     const double limit = std::min(params.at("timeout_s").get<double>(), ctx.seconds_left());
-    options.timeout = std::chrono::milliseconds(static_cast<long long>(limit * 1000));
+    options.timeout = core::clamp_to_millis(limit);
     auto argv = command(params, binary, json_path);
     if (!launcher.empty()) {
         std::copy(launcher.begin(), launcher.end(), argv.begin());  // the resolved launcher path

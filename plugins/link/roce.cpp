@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "core/checked_number.hpp"
 #include "core/sysfs.hpp"
 #include "plugins/exec_policy.hpp"
 #include "plugins/link/link_common.hpp"
@@ -91,8 +92,8 @@ core::CheckResult RoceCheck::run_impl(const CheckContext& ctx, const nlohmann::j
     const auto expect_trust = params.at("expect_trust").get<std::string>();
     const auto expect_pfc = params.at("expect_pfc_prios").get<std::vector<std::string>>();
     const auto mlxconfig_mode = params.at("mlxconfig").get<std::string>();
-    const auto mlxconfig_timeout = std::chrono::milliseconds(
-        static_cast<long long>(params.at("mlxconfig_timeout_s").get<double>() * 1000));
+    const auto mlxconfig_timeout =
+        core::clamp_to_millis(params.at("mlxconfig_timeout_s").get<double>());
     core::CheckResult result;
     std::vector<std::string> findings;
     if (mlxconfig_mode != "off" && mlxconfig_mode != "auto") {

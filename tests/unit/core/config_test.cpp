@@ -262,6 +262,50 @@ TEST(Config, RangeChecks) {
     EXPECT_EQ(parse("controller: {listen: \"::\"}\n").controller.listen, "::");
 }
 
+TEST(Config, DurationsBeyondThirtyDaysOrNotFiniteAreRejectedWithTheirPosition) {
+    // Each of these became milliseconds in a cast that overflowed (undefined behaviour).
+    EXPECT_EQ(error_of("deadlines: {connect_s: 1e300}\n"),
+              "run.yaml:1:24: 'deadlines.connect_s' must be at most 2592000 (30 days)");
+    EXPECT_EQ(error_of("deadlines: {heartbeat_s: 2592001}\n"),
+              "run.yaml:1:26: 'deadlines.heartbeat_s' must be at most 2592000 (30 days)");
+    EXPECT_EQ(error_of("deadlines: {step_slack_s: .inf}\n"),
+              "run.yaml:1:27: 'deadlines.step_slack_s' must be a finite number");
+    EXPECT_EQ(error_of("deadlines: {connect_s: .nan}\n"),
+              "run.yaml:1:24: 'deadlines.connect_s' must be a finite number");
+    EXPECT_EQ(error_of("k8s: {request_timeout_s: 1e300}\n"),
+              "run.yaml:1:26: 'k8s.request_timeout_s' must be at most 2592000 (30 days)");
+    EXPECT_DOUBLE_EQ(parse("deadlines: {connect_s: 2592000}\n").deadlines.connect_s, 2592000.0);
+}
+
+TEST(Config, CheckParametersOutOfRangeAreRejectedWithTheirPosition) {
+    ParamCatalog timed = {{"exec.sleepy",
+                           {ParamSpec{"timeout_s", ParamType::number, 60.0, "deadline", "s"},
+                            ParamSpec{"sample_ms", ParamType::integer, 200, "window", "ms"}}}};
+    auto error = [&](const std::string& text) -> std::string {
+        try {
+            parse_config(text, "run.yaml", timed);
+        } catch (const ConfigError& e) {
+            return e.what();
+        }
+        ADD_FAILURE() << "no ConfigError for:\n" << text;
+        return {};
+    };
+    const std::string head = "checks: [exec.sleepy]\nparams:\n  exec.sleepy:\n";
+    EXPECT_EQ(error(head + "    timeout_s: 1e300\n"),
+              "run.yaml:4:16: 'params.exec.sleepy.timeout_s': parameter 'timeout_s' must be a "
+              "duration in [0, 2592000] s, got 1e+300");
+    EXPECT_EQ(error(head + "    timeout_s: -1\n"),
+              "run.yaml:4:16: 'params.exec.sleepy.timeout_s': parameter 'timeout_s' must be a "
+              "duration in [0, 2592000] s, got -1");
+    EXPECT_EQ(error(head + "    timeout_s: .nan\n"),
+              "run.yaml:4:16: 'params.exec.sleepy.timeout_s': parameter 'timeout_s' must be a "
+              "finite number");
+    EXPECT_THAT(error(head + "    sample_ms: 9223372036854775807\n"),
+                HasSubstr("run.yaml:4:16: 'params.exec.sleepy.sample_ms': parameter 'sample_ms' "
+                          "must be a duration"));
+    EXPECT_NO_THROW(parse_config(head + "    timeout_s: 3600\n", "run.yaml", timed));
+}
+
 TEST(Config, UnknownChecks) {
     const std::string known = "(known: collective.gloo_allreduce, link.netdev, link.pcie)";
     EXPECT_EQ(error_of("checks:\n  - link.netdev\n  - link.netdve\n"),

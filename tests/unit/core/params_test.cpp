@@ -1,5 +1,7 @@
 #include "core/params.hpp"
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -98,6 +100,33 @@ TEST(ResolveParams, NotAnObject) {
     auto r = resolve_params(specs(), json::array({1}));
     ASSERT_FALSE(r.ok());
     EXPECT_THAT(r.error().message, HasSubstr("must be an object"));
+}
+
+TEST(ResolveParams, OutOfRangeNumbersAreRejectedNamingTheParameter) {
+    const std::vector<ParamSpec> timed = {
+        {"timeout_s", ParamType::number, 60.0, "deadline", "s"},
+        {"sample_ms", ParamType::integer, 200, "window", "ms"},
+        {"count", ParamType::integer, 1, "how many"},
+        {"level", ParamType::number, 1.0, "a level"},
+    };
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    // A run frame's params, or a standalone config's: each would reach a cast to milliseconds.
+    for (const json& bad : {json(1e300), json(-1.0), json(nan), json(inf), json(2592000.5)}) {
+        auto r = resolve_params(timed, json{{"timeout_s", bad}});
+        ASSERT_FALSE(r.ok()) << bad;
+        EXPECT_THAT(r.error().message, HasSubstr("parameter 'timeout_s'")) << bad;
+    }
+    EXPECT_EQ(resolve_params(timed, json{{"timeout_s", 1e300}}).error().message,
+              "parameter 'timeout_s' must be a duration in [0, 2592000] s, got 1e+300");
+    EXPECT_THAT(resolve_params(timed, json{{"sample_ms", 2592000001LL}}).error().message,
+                HasSubstr("parameter 'sample_ms' must be a duration in [0, 2592000000] ms"));
+    EXPECT_EQ(resolve_params(timed, json{{"count", 18446744073709551615ULL}}).error().message,
+              "parameter 'count' is out of range");
+    EXPECT_EQ(resolve_params(timed, json{{"level", nan}}).error().message,
+              "parameter 'level' must be a finite number");
+    EXPECT_TRUE(resolve_params(timed, json{{"timeout_s", 2592000}, {"sample_ms", 0}}).ok());
+    EXPECT_TRUE(resolve_params(timed, json{{"level", -1e300}}).ok());  // no unit: any finite
 }
 
 }  // namespace

@@ -300,6 +300,82 @@ TEST(ChildProcess, OutputPathAndEnvironment) {
     EXPECT_EQ(read_file(path), "hello\ne\n");
 }
 
+TEST(ChildProcess, LogPathThatIsASymlinkIsRefusedAndNothingRuns) {
+    // A launcher's <node>.log in a shared directory: a planted link must not aim root's write.
+    TempDir dir;
+    auto victim = dir.path() / "victim";
+    std::ofstream(victim) << "precious";
+    auto log = dir.path() / "n1.log";
+    fs::create_symlink(victim, log);
+    auto marker = dir.path() / "ran";
+    auto child = ChildProcess::spawn({"touch", marker.string()}, {}, log.string());
+    ASSERT_FALSE(child.ok());
+    EXPECT_EQ(child.error().message,
+              log.string() + " is a symbolic link; refusing to write through it");
+    EXPECT_EQ(read_file(victim), "precious");
+    EXPECT_FALSE(fs::exists(marker));
+}
+
+TEST(ChildProcess, LogPathThatIsAHardLinkIsReplacedNotTruncated) {
+    TempDir dir;
+    auto victim = dir.path() / "victim";
+    std::ofstream(victim) << "precious";
+    auto log = dir.path() / "n1.log";
+    fs::create_hard_link(victim, log);
+    auto child = ChildProcess::spawn({"echo", "agent"}, {}, log.string());
+    ASSERT_TRUE(child.ok()) << child.error().message;
+    ASSERT_TRUE(child->wait_for(5s));
+    EXPECT_EQ(read_file(log), "agent\n");
+    EXPECT_EQ(read_file(victim), "precious");
+}
+
+TEST(RunProcess, OutputPathThatIsASymlinkIsRefused) {
+    TempDir dir;
+    auto victim = dir.path() / "victim";
+    std::ofstream(victim) << "precious";
+    auto out = dir.path() / "out.log";
+    fs::create_symlink(victim, out);
+    ProcessOptions options;
+    options.stdout_path = out.string();
+    auto r = run_process({"echo", "x"}, options);
+    ASSERT_FALSE(r.ok());
+    EXPECT_THAT(r.error().message, HasSubstr("is a symbolic link"));
+    EXPECT_EQ(read_file(victim), "precious");
+}
+
+// In a child process (a death test): refusing is for good, for the whole process.
+TEST(RunProcessDeathTest, NothingStartsOnceTheProcessIsStopping) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            refuse_new_children();
+            auto r = run_process({"true"}, {});
+            std::_Exit(!r.ok() && r.error().message.find("stopping") != std::string::npos ? 7 : 1);
+        },
+        ::testing::ExitedWithCode(7), "");
+}
+
+TEST(RunProcessDeathTest, AStoppingProcessKillsWhatALeaderLeftInItsGroup) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    TempDir dir;
+    auto pid_file = dir.path() / "straggler.pid";
+    EXPECT_EXIT(
+        {
+            // The leader exits on SIGTERM; its child ignores it and would outlive the stop.
+            std::thread check([&] {
+                run_process({"sh", "-c", "(trap '' TERM; sleep 30) & echo $! > \"$1\"; wait", "sh",
+                             pid_file.string()},
+                            {});
+            });
+            const pid_t straggler = read_pid(pid_file, 5s);
+            refuse_new_children();
+            kill_running_children(SIGTERM);
+            check.join();
+            std::_Exit(straggler > 0 && wait_gone(straggler, 2s) ? 7 : 1);
+        },
+        ::testing::ExitedWithCode(7), "");
+}
+
 TEST(ChildProcess, SpawnMissingProgramIsAnError) {
     auto child = ChildProcess::spawn({"/nonexistent/preflight-agent"}, {}, "");
     ASSERT_FALSE(child.ok());

@@ -348,6 +348,34 @@ TEST(Protocol, GroupRankThatWrapsIntoRangeIsRejected) {
     EXPECT_FALSE(parsed.ok());
 }
 
+TEST(Protocol, DurationsOutOfRangeAreRejectedNamingTheField) {
+    json run = {{"v", 1},
+                {"type", "run"},
+                {"step", 1},
+                {"check", "c"},
+                {"params", json::object()},
+                {"deadline_s", 1e308},
+                {"bind_address", ""}};
+    // 1e308 s is finite JSON; as milliseconds it overflowed the agent's cast.
+    EXPECT_EQ(parse_error(run),
+              "field 'deadline_s' must be a finite number in [0, 2592000], got 1e+308");
+    run["deadline_s"] = -1;
+    EXPECT_THAT(parse_error(run), HasSubstr("field 'deadline_s' must be a finite number"));
+    run["deadline_s"] = 2592000;
+    EXPECT_TRUE(parse_message(run.dump()).ok());
+    EXPECT_THAT(
+        parse_error({{"v", 1}, {"type", "welcome"}, {"run_id", "r"}, {"heartbeat_s", 1e300}}),
+        HasSubstr("field 'heartbeat_s'"));
+    EXPECT_THAT(
+        parse_error(
+            {{"v", 1}, {"type", "kv_get"}, {"request", 1}, {"key", "k"}, {"timeout_s", 1e20}}),
+        HasSubstr("field 'timeout_s'"));
+    // Beyond double's range JSON itself refuses it.
+    EXPECT_FALSE(parse_message(R"({"v":1,"type":"run","step":1,"check":"c","params":{},)"
+                               R"("deadline_s":1e400,"bind_address":""})")
+                     .ok());
+}
+
 TEST(Protocol, NonObjectJson) {
     for (const char* text : {"[]", "[1,2]", "\"hello\"", "42", "null", "true"}) {
         auto parsed = parse_message(text);
