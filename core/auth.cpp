@@ -8,7 +8,6 @@
 #include <openssl/rand.h>
 
 namespace preflight::core {
-namespace {
 
 std::string to_hex(const unsigned char* data, std::size_t n) {
     static constexpr char k_digits[] = "0123456789abcdef";
@@ -20,8 +19,6 @@ std::string to_hex(const unsigned char* data, std::size_t n) {
     }
     return out;
 }
-
-}  // namespace
 
 std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
     unsigned char mac[EVP_MAX_MD_SIZE];

@@ -23,6 +23,8 @@ inline constexpr const char* k_run_secret_env = "PREFLIGHT_RUN_SECRET";
 std::string hmac_sha256_hex(std::string_view key, std::string_view message);
 bool constant_time_equal(std::string_view a, std::string_view b);
 
+// Lower-case hex of n bytes.
+std::string to_hex(const unsigned char* data, std::size_t n);
 // n random bytes from OpenSSL's CSPRNG, hex encoded (2n characters).
 std::string random_hex(std::size_t bytes);
 

@@ -77,13 +77,7 @@ std::string derive_node_key(std::string_view secret, std::string_view node) {
     const std::string info =
         node.size() <= 255 ? std::string(node) : "sha256:" + hmac_sha256_hex("", node);
     const auto raw = hkdf_sha256(secret, k_node_key_salt, info, k_key_hex_chars / 2);
-    static constexpr char k_digits[] = "0123456789abcdef";
-    std::string hex;
-    for (unsigned char b : raw) {
-        hex.push_back(k_digits[b >> 4]);
-        hex.push_back(k_digits[b & 0xf]);
-    }
-    return hex;
+    return to_hex(raw.data(), raw.size());
 }
 
 std::string hello_mac(std::string_view node_key, std::string_view controller_nonce,
