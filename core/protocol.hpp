@@ -17,7 +17,9 @@
 
 namespace preflight::core {
 
-inline constexpr int k_protocol_version = 1;
+// 2: the mutual handshake (agent_nonce, welcome proof) and sealed frames (core/keys.hpp); a
+// version-1 peer is refused with both versions named.
+inline constexpr int k_protocol_version = 2;
 // Frames nested deeper than this are rejected before they are parsed (stack safety).
 inline constexpr int k_max_json_depth = 32;
 

@@ -18,4 +18,9 @@ inline constexpr int k_sanitizer_slowdown = 1;
 inline constexpr int k_sanitizer_slowdown = 1;
 #endif
 
+// Extra resident memory a sanitized process may hold beyond what the code itself keeps, for tests
+// that bound a process's RSS: ASan keeps freed blocks in its quarantine (256 MiB by default) and
+// maps shadow memory; TSan's shadow is larger still. 0 in a normal build.
+inline constexpr long k_sanitizer_extra_rss_kib = k_sanitizer_slowdown > 1 ? 1024L * 1024 : 0;
+
 }  // namespace preflight::test_timing

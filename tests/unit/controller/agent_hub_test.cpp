@@ -264,7 +264,7 @@ TEST_F(AgentHubTest, GarbageFrameClosesOnlyThatConnection) {
     RawClient bad_agent(port());
     ASSERT_TRUE(bad_agent.authenticate("n2"));
     ASSERT_TRUE(eventually_connected("n2"));
-    bad_agent.send_payload(R"({"v":1,"type":"result","step":"x"})");
+    bad_agent.send_payload(R"({"v":2,"type":"result","step":"x"})");
     EXPECT_TRUE(bad_agent.wait_closed(2s));
     ASSERT_TRUE(eventually([&] { return hub().lost_nodes().count("n2") != 0; }, 2000ms));
     EXPECT_THAT(hub().lost_nodes().at("n2"), HasSubstr("bad message"));

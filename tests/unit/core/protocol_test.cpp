@@ -137,7 +137,7 @@ TEST(Protocol, FieldsSurviveTheRoundTrip) {
 
 TEST(Protocol, NullGroupMeansNoGroup) {
     auto run = std::get<msg::Run>(parse_ok(
-        R"({"v":1,"type":"run","step":1,"check":"c","params":{},"deadline_s":1,"bind_address":"","group":null})"));
+        R"({"v":2,"type":"run","step":1,"check":"c","params":{},"deadline_s":1,"bind_address":"","group":null})"));
     EXPECT_FALSE(run.group.has_value());
 }
 
@@ -146,8 +146,11 @@ TEST(Protocol, VersionMissing) {
 }
 
 TEST(Protocol, VersionWrong) {
-    EXPECT_THAT(parse_error({{"type", "heartbeat"}, {"v", 2}}),
-                HasSubstr("unsupported protocol version 2"));
+    // Version 1 had no mutual handshake: an old agent is told so, not misread.
+    EXPECT_THAT(parse_error({{"type", "heartbeat"}, {"v", 1}}),
+                HasSubstr("unsupported protocol version 1 (this side speaks 2)"));
+    EXPECT_THAT(parse_error({{"type", "heartbeat"}, {"v", 3}}),
+                HasSubstr("unsupported protocol version 3"));
     EXPECT_THAT(parse_error({{"type", "heartbeat"}, {"v", 0}}), HasSubstr("unsupported"));
     EXPECT_THAT(parse_error({{"type", "heartbeat"}, {"v", "1"}}), HasSubstr("unsupported"));
     EXPECT_THAT(parse_error({{"type", "heartbeat"}, {"v", 1.5}}), HasSubstr("unsupported"));
@@ -155,18 +158,18 @@ TEST(Protocol, VersionWrong) {
 }
 
 TEST(Protocol, VersionThatWrapsToOneIsStillWrong) {
-    // 2^32 + 1 must not be narrowed to int and read as version 1.
-    EXPECT_FALSE(parse_message(R"({"type":"heartbeat","v":4294967297})").ok());
+    // 2^32 + 2 must not be narrowed to int and read as version 2.
+    EXPECT_FALSE(parse_message(R"({"type":"heartbeat","v":4294967298})").ok());
 }
 
 TEST(Protocol, UnknownType) {
-    EXPECT_THAT(parse_error({{"type", "teleport"}, {"v", 1}}),
+    EXPECT_THAT(parse_error({{"type", "teleport"}, {"v", k_protocol_version}}),
                 HasSubstr("unknown message type 'teleport'"));
 }
 
 TEST(Protocol, TypeMissingOrNotAString) {
-    EXPECT_THAT(parse_error({{"v", 1}}), HasSubstr("'type'"));
-    EXPECT_THAT(parse_error({{"v", 1}, {"type", 3}}), HasSubstr("'type'"));
+    EXPECT_THAT(parse_error({{"v", k_protocol_version}}), HasSubstr("'type'"));
+    EXPECT_THAT(parse_error({{"v", k_protocol_version}, {"type", 3}}), HasSubstr("'type'"));
 }
 
 TEST(Protocol, MissingFieldsAreNamed) {
@@ -232,7 +235,7 @@ TEST(Protocol, MissingFieldsAreNamed) {
          "id"},
     };
     for (auto& c : cases) {
-        c.message["v"] = 1;
+        c.message["v"] = k_protocol_version;
         auto message = parse_error(c.message);
         EXPECT_THAT(message, HasSubstr("missing field '" + c.field + "'")) << c.message.dump();
     }
@@ -317,19 +320,14 @@ TEST(Protocol, WronglyTypedFieldsAreNamed) {
          "'value' must be a string or null"},
     };
     for (auto& c : cases) {
-        c.message["v"] = 1;
+        c.message["v"] = k_protocol_version;
         EXPECT_THAT(parse_error(c.message), HasSubstr(c.field)) << c.message.dump();
     }
 }
 
 TEST(Protocol, GroupRankOutOfRange) {
-    json run = {{"v", 1},
-                {"type", "run"},
-                {"step", 1},
-                {"check", "c"},
-                {"params", json::object()},
-                {"deadline_s", 1},
-                {"bind_address", ""}};
+    json run = {{"v", k_protocol_version},  {"type", "run"},   {"step", 1},         {"check", "c"},
+                {"params", json::object()}, {"deadline_s", 1}, {"bind_address", ""}};
     for (int rank : {-1, 2, 3}) {
         run["group"] = {{"id", "g"}, {"rank", rank}, {"members", {"a", "b"}}};
         EXPECT_THAT(parse_error(run), HasSubstr("'group.rank' is out of range")) << rank;
@@ -343,19 +341,15 @@ TEST(Protocol, GroupRankOutOfRange) {
 TEST(Protocol, GroupRankThatWrapsIntoRangeIsRejected) {
     // 2^32 must not be narrowed to int (0) and accepted.
     auto parsed = parse_message(
-        R"({"v":1,"type":"run","step":1,"check":"c","params":{},"deadline_s":1,"bind_address":"",)"
+        R"({"v":2,"type":"run","step":1,"check":"c","params":{},"deadline_s":1,"bind_address":"",)"
         R"("group":{"id":"g","rank":4294967296,"members":["a","b"]}})");
     EXPECT_FALSE(parsed.ok());
 }
 
 TEST(Protocol, DurationsOutOfRangeAreRejectedNamingTheField) {
-    json run = {{"v", 1},
-                {"type", "run"},
-                {"step", 1},
-                {"check", "c"},
-                {"params", json::object()},
-                {"deadline_s", 1e308},
-                {"bind_address", ""}};
+    json run = {
+        {"v", k_protocol_version},  {"type", "run"},       {"step", 1},         {"check", "c"},
+        {"params", json::object()}, {"deadline_s", 1e308}, {"bind_address", ""}};
     // 1e308 s is finite JSON; as milliseconds it overflowed the agent's cast.
     EXPECT_EQ(parse_error(run),
               "field 'deadline_s' must be a finite number in [0, 2592000], got 1e+308");
@@ -363,15 +357,19 @@ TEST(Protocol, DurationsOutOfRangeAreRejectedNamingTheField) {
     EXPECT_THAT(parse_error(run), HasSubstr("field 'deadline_s' must be a finite number"));
     run["deadline_s"] = 2592000;
     EXPECT_TRUE(parse_message(run.dump()).ok());
-    EXPECT_THAT(
-        parse_error({{"v", 1}, {"type", "welcome"}, {"run_id", "r"}, {"heartbeat_s", 1e300}}),
-        HasSubstr("field 'heartbeat_s'"));
-    EXPECT_THAT(
-        parse_error(
-            {{"v", 1}, {"type", "kv_get"}, {"request", 1}, {"key", "k"}, {"timeout_s", 1e20}}),
-        HasSubstr("field 'timeout_s'"));
+    EXPECT_THAT(parse_error({{"v", k_protocol_version},
+                             {"type", "welcome"},
+                             {"run_id", "r"},
+                             {"heartbeat_s", 1e300}}),
+                HasSubstr("field 'heartbeat_s'"));
+    EXPECT_THAT(parse_error({{"v", k_protocol_version},
+                             {"type", "kv_get"},
+                             {"request", 1},
+                             {"key", "k"},
+                             {"timeout_s", 1e20}}),
+                HasSubstr("field 'timeout_s'"));
     // Beyond double's range JSON itself refuses it.
-    EXPECT_FALSE(parse_message(R"({"v":1,"type":"run","step":1,"check":"c","params":{},)"
+    EXPECT_FALSE(parse_message(R"({"v":2,"type":"run","step":1,"check":"c","params":{},)"
                                R"("deadline_s":1e400,"bind_address":""})")
                      .ok());
 }
@@ -422,7 +420,7 @@ TEST(Protocol, NonFiniteMetricsAreLeftOut) {
 }
 
 TEST(Protocol, ExtraFieldsAreIgnored) {
-    auto parsed = parse_message(R"({"v":1,"type":"heartbeat","extra":[1,2,3]})");
+    auto parsed = parse_message(R"({"v":2,"type":"heartbeat","extra":[1,2,3]})");
     ASSERT_TRUE(parsed.ok());
     EXPECT_TRUE(std::holds_alternative<msg::Heartbeat>(*parsed));
 }
@@ -431,7 +429,7 @@ TEST(Protocol, ExtraFieldsAreIgnored) {
 // the JSON library's recursive copy/dump. Such frames are now rejected before parsing.
 TEST(Protocol, DeeplyNestedJsonIsRejectedBeforeParsing) {
     const std::string deep(200000, '[');
-    const std::string payload = R"({"v":1,"type":"hello","node":"n1","version":"1",)"
+    const std::string payload = R"({"v":2,"type":"hello","node":"n1","version":"1",)"
                                 R"("capabilities":[],"mac":"AA==","inventory":{"x":)" +
                                 deep + std::string(200000, ']') + "}}";
     auto parsed = parse_message(payload);
@@ -442,12 +440,12 @@ TEST(Protocol, DeeplyNestedJsonIsRejectedBeforeParsing) {
 TEST(Protocol, NestingAtTheLimitIsAcceptedAndBracketsInStringsDoNotCount) {
     // The message object is level 1, params level 2: 30 more levels reach exactly 32.
     const std::string inner = std::string(30, '[') + std::string(30, ']');
-    const std::string run = R"({"v":1,"type":"run","step":1,"check":"c","deadline_s":1,)"
+    const std::string run = R"({"v":2,"type":"run","step":1,"check":"c","deadline_s":1,)"
                             R"("bind_address":"","params":{"x":)" +
                             inner + R"(,"s":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"[[["}})";
     auto parsed = parse_message(run);
     ASSERT_TRUE(parsed.ok()) << parsed.error().message;
-    const std::string over = R"({"v":1,"type":"run","step":1,"check":"c","deadline_s":1,)"
+    const std::string over = R"({"v":2,"type":"run","step":1,"check":"c","deadline_s":1,)"
                              R"("bind_address":"","params":{"x":[)" +
                              inner + "]}}";
     EXPECT_FALSE(parse_message(over).ok());
