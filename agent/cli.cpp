@@ -1,5 +1,6 @@
 #include "agent/cli.hpp"
 
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -152,12 +153,15 @@ int agent_main(int argc, char** argv) {
         return core::to_int(core::ExitCode::usage);
     }
     options.controller_host = controller.substr(0, colon);
-    try {
-        options.controller_port = std::stoi(controller.substr(colon + 1));
-    } catch (const std::exception&) {
-        std::fprintf(stderr, "preflight-agent: bad port in '%s'\n", controller.c_str());
+    // The whole rest must be a port: "12abc", "0" and "70000" are refused, not read as 12.
+    const std::string port = controller.substr(colon + 1);
+    int value = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (ec != std::errc() || end != port.data() + port.size() || value < 1 || value > 65535) {
+        std::fprintf(stderr, "preflight-agent: bad port in '%s' (1-65535)\n", controller.c_str());
         return core::to_int(core::ExitCode::usage);
     }
+    options.controller_port = value;
     auto key = load_node_key(key_file, options.node);
     if (!key) {
         std::fprintf(stderr, "preflight-agent: %s\n", key.error().message.c_str());

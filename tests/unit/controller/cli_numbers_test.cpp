@@ -1,6 +1,7 @@
 // Numbers on the command lines of preflight and preflight-agent: NaN, infinities and values whose
 // milliseconds would overflow are refused with the option named, before anything runs.
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -69,6 +70,28 @@ TEST(CliNumbers, AgentRefusesAConnectTimeoutThatIsNotFinite) {
         }
         EXPECT_EQ(agent::agent_main(static_cast<int>(argv.size()), argv.data()), 2) << bad;
     }
+}
+
+TEST(CliNumbers, AgentRefusesAControllerPortThatIsNotAWholePort) {
+    // With a key and a short dial, only the port can make it a usage error (2); a good port that
+    // nothing listens on is unreachable (4).
+    const auto run = [](const char* controller) {
+        ::setenv("PREFLIGHT_NODE_KEY",
+                 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", 1);
+        std::vector<std::string> args = {
+            "preflight-agent",   "--controller", controller,    "--node", "n1",
+            "--connect-timeout", "0.2",          "--log-level", "off"};
+        std::vector<char*> argv;
+        for (auto& a : args) {
+            argv.push_back(a.data());
+        }
+        return agent::agent_main(static_cast<int>(argv.size()), argv.data());
+    };
+    for (const char* bad : {"127.0.0.1:12abc", "127.0.0.1:0", "127.0.0.1:70000", "127.0.0.1:-1",
+                            "127.0.0.1:99999999999"}) {
+        EXPECT_EQ(run(bad), 2) << bad;
+    }
+    EXPECT_EQ(run("127.0.0.1:1"), 4);
 }
 
 }  // namespace
