@@ -10,9 +10,9 @@
 #include "agent/controller_dialer.hpp"
 #include "agent/controller_frames.hpp"
 #include "agent/controller_kv_store.hpp"
-#include "agent/handshake.hpp"
 #include "agent/step_runner.hpp"
 #include "agent/stop_signal.hpp"
+#include "core/agent_handshake.hpp"
 #include "core/auth.hpp"
 #include "core/checked_number.hpp"
 #include "core/log_text.hpp"
@@ -308,7 +308,7 @@ class Session {
     StopWatch m_stop;
     ControllerKvStore m_kv;
     ControllerFrames m_frames;  // sealed once the controller proved it holds this node's key
-    AgentHandshake m_handshake{m_options.node, m_options.node_key};
+    core::AgentHandshake m_handshake{m_options.node, m_options.node_key};
     std::array<char, 64 * 1024> m_buffer{};
     std::deque<std::string> m_write_queue;
     std::string m_local_address;

@@ -79,9 +79,12 @@ json to_json(const msg::Challenge& m) {
     return {{"type", "challenge"}, {"nonce", m.nonce}};
 }
 json to_json(const msg::Hello& m) {
-    return {{"type", "hello"},          {"node", m.node},
-            {"version", m.version},     {"capabilities", m.capabilities},
-            {"inventory", m.inventory}, {"agent_nonce", m.agent_nonce},
+    return {{"type", "hello"},
+            {"node", m.node},
+            {"version", m.version},
+            {"capabilities", m.capabilities},
+            {"inventory", m.inventory},
+            {"agent_nonce", m.agent_nonce},
             {"mac", m.mac}};
 }
 json to_json(const msg::Welcome& m) {

@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
 
+#include "core/agent_handshake.hpp"
 #include "core/auth.hpp"
 #include "core/busbw.hpp"
 #include "core/frame_codec.hpp"
@@ -89,10 +90,8 @@ struct VirtualNode {
     bool shut_down = false;
     long backoff_ms = 100;
     std::optional<Step> step;
-    // The handshake and the sealer of its session (core/keys.hpp, core/frame_seal.hpp).
-    std::string key;
-    std::string controller_nonce;
-    std::string agent_nonce;
+    // The handshake of the current connection, and the sealer of its session.
+    std::optional<core::AgentHandshake> handshake;
     std::unique_ptr<core::FrameSealer> sealer;
 };
 
@@ -346,32 +345,28 @@ class Fleet {
     // --- protocol ---
     void handle(VirtualNode& node, core::Message message) {
         if (auto* challenge = std::get_if<core::msg::Challenge>(&message)) {
-            core::msg::Hello hello;
-            hello.node = node.name;
-            hello.version = "scale-harness";
-            hello.capabilities = m_capabilities;
-            hello.inventory = {{"virtual_harness", true}};
-            node.key = core::derive_node_key(m_options.secret, node.name);
-            node.controller_nonce = challenge->nonce;
-            node.agent_nonce = core::random_hex(core::k_nonce_hex_chars / 2);
-            hello.agent_nonce = node.agent_nonce;
-            hello.mac =
-                core::hello_mac(node.key, node.controller_nonce, node.agent_nonce, node.name);
-            send(node, hello);
+            // The harness plays every node, so it derives every node's key.
+            node.handshake.emplace(node.name, core::derive_node_key(m_options.secret, node.name));
+            auto hello = node.handshake->answer(*challenge);
+            if (!hello) {
+                close(node, hello.error().message);
+                return;
+            }
+            hello->version = "scale-harness";
+            hello->capabilities = m_capabilities;
+            hello->inventory = {{"virtual_harness", true}};
+            send(node, hello.value());
         } else if (auto* welcome = std::get_if<core::msg::Welcome>(&message)) {
-            if (!core::constant_time_equal(
-                    welcome->proof,
-                    core::welcome_proof(node.key, node.controller_nonce, node.agent_nonce,
-                                        node.name, welcome->run_id))) {
-                spdlog::error("virtual harness: {}: the controller's proof does not verify",
-                              node.name);
+            auto sealer = node.handshake ? node.handshake->accept(*welcome)
+                                         : core::Result<core::FrameSealer>(core::Error{"no hello"});
+            if (!sealer) {
+                spdlog::error("virtual harness: {}: {}", node.name, sealer.error().message);
                 ++m_summary.rejected;
                 node.shut_down = true;
                 close(node, "controller not proven");
                 return;
             }
-            node.sealer = std::make_unique<core::FrameSealer>(
-                core::session_key(node.key, node.controller_nonce, node.agent_nonce), "a2c", "c2a");
+            node.sealer = std::make_unique<core::FrameSealer>(std::move(sealer.value()));
             node.authenticated = true;
             ++m_summary.authenticated;
             --m_in_flight;

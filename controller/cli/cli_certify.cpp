@@ -58,7 +58,8 @@ SubcommandRun add_certify_command(CLI::App& app) {
         ->needs(k8s);
     cmd->add_option("--listen", args->listen, "k8s: address to listen on")->needs(k8s);
     cmd->add_option("--port", args->port, "k8s: port to listen on")->needs(k8s);
-    cmd->add_option("--secret-file", args->secret_file, "k8s: cluster secret for --launcher connect")
+    cmd->add_option("--secret-file", args->secret_file,
+                    "k8s: cluster secret for --launcher connect")
         ->needs(k8s);
 
     return [cmd, args](const std::string& log_level, bool log_json) -> std::optional<int> {

@@ -134,18 +134,15 @@ core::CheckResult NcclTestsCheck::run_impl(const CheckContext& ctx, const nlohma
         return result;
     }
     const std::string binary = allowed.value();
-    std::vector<std::string> launcher;
-    for (const auto& word : params.at("launcher")) {
-        launcher.push_back(word.get<std::string>());
-    }
-    if (!launcher.empty()) {
-        auto program = policy.resolve(launcher.front(), "launcher");
+    std::string launcher;  // the launcher's program as the policy resolved it; empty: none
+    if (const auto& words = params.at("launcher"); !words.empty()) {
+        auto program = policy.resolve(words.front().get<std::string>(), "launcher");
         if (!program) {
             result.verdict = core::Verdict::error;
             result.detail = program.error().message;
             return result;
         }
-        launcher.front() = program.value();
+        launcher = program.value();
     }
     if (auto bad = refused_arg(params.at("extra_args"))) {
         result.verdict = core::Verdict::error;
@@ -196,7 +193,7 @@ core::CheckResult NcclTestsCheck::run_impl(const CheckContext& ctx, const nlohma
     options.timeout = core::clamp_to_millis(limit);
     auto argv = command(params, binary, json_path);
     if (!launcher.empty()) {
-        std::copy(launcher.begin(), launcher.end(), argv.begin());  // the resolved launcher path
+        argv.front() = launcher;  // what the policy allowed, not the name from the wire
     }
     auto ran = core::run_process(argv, options);
     if (!ran) {

@@ -17,6 +17,7 @@
 #include <boost/asio.hpp>
 
 #include "agent/session.hpp"
+#include "agent/step_runner.hpp"
 #include "core/auth.hpp"
 #include "core/frame_codec.hpp"
 #include "core/keys.hpp"
@@ -105,6 +106,15 @@ class FakeControllerTest : public ::testing::Test {
     std::filesystem::path m_dir;
     std::string m_program;
 };
+
+// The control: the same run, asked of this node's check directly under the agent's default
+// policy, does run the program, so in the tests below only the handshake stops it.
+TEST_F(FakeControllerTest, TheAttackersProgramWouldRunIfTheRunWereAccepted) {
+    core::msg::Run run = attack();
+    StepEnvironment env{"n1", "/", "127.0.0.1", nullptr, nullptr, nullptr};
+    auto result = run_step(run, env, std::chrono::steady_clock::now() + 5s);
+    EXPECT_TRUE(std::filesystem::exists(marker())) << result.detail;
+}
 
 TEST_F(FakeControllerTest, AWelcomeWithoutTheProofIsRefusedAndNothingRuns) {
     FakeController fake;

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <boost/asio.hpp>
 
+#include "core/agent_handshake.hpp"
 #include "core/auth.hpp"
 #include "core/frame_codec.hpp"
 #include "core/frame_seal.hpp"
@@ -146,23 +147,22 @@ class RawClient {
     }
 
     // Reads the challenge and answers with a hello for node, keyed from secret as the controller
-    // derives node keys. Returns the challenge nonce.
+    // derives node keys (the agent's own handshake, core::AgentHandshake). Returns the challenge
+    // nonce.
     std::string hello(const std::string& node, const std::string& secret = k_raw_secret) {
         auto challenge = receive_as<core::msg::Challenge>();
         if (!challenge) {
             return {};
         }
-        m_node = node;
-        m_key = core::derive_node_key(secret, node);
-        m_controller_nonce = challenge->nonce;
-        m_agent_nonce = core::random_hex(16);
-        core::msg::Hello h;
-        h.node = node;
-        h.version = "test";
-        h.capabilities = {"link.netdev"};
-        h.agent_nonce = m_agent_nonce;
-        h.mac = core::hello_mac(m_key, m_controller_nonce, m_agent_nonce, node);
-        send(h);
+        m_handshake.emplace(node, core::derive_node_key(secret, node));
+        auto h = m_handshake->answer(*challenge);
+        EXPECT_TRUE(h.ok()) << h.error().message;
+        if (!h.ok()) {
+            return {};
+        }
+        h->version = "test";
+        h->capabilities = {"link.netdev"};
+        send(h.value());
         return challenge->nonce;
     }
 
@@ -170,13 +170,15 @@ class RawClient {
     bool authenticate(const std::string& node, const std::string& secret = k_raw_secret) {
         hello(node, secret);
         auto welcome = receive_as<core::msg::Welcome>();
-        if (!welcome) {
+        if (!welcome || !m_handshake) {
             return false;
         }
-        EXPECT_EQ(welcome->proof, core::welcome_proof(m_key, m_controller_nonce, m_agent_nonce,
-                                                      m_node, welcome->run_id));
-        m_sealer = std::make_unique<core::FrameSealer>(
-            core::session_key(m_key, m_controller_nonce, m_agent_nonce), "a2c", "c2a");
+        auto sealer = m_handshake->accept(*welcome);
+        EXPECT_TRUE(sealer.ok()) << sealer.error().message;
+        if (!sealer.ok()) {
+            return false;
+        }
+        m_sealer = std::make_unique<core::FrameSealer>(std::move(sealer.value()));
         return true;
     }
 
@@ -187,10 +189,7 @@ class RawClient {
     boost::asio::ip::tcp::socket m_socket;
     core::FrameDecoder m_decoder;
     std::unique_ptr<core::FrameSealer> m_sealer;
-    std::string m_node;
-    std::string m_key;
-    std::string m_controller_nonce;
-    std::string m_agent_nonce;
+    std::optional<core::AgentHandshake> m_handshake;
     bool m_closed = false;
 };
 

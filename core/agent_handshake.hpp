@@ -1,4 +1,5 @@
-// The agent's half of the mutual handshake (core/keys.hpp): it answers the controller's challenge
+// The agent's half of the mutual handshake (core/keys.hpp), shared by preflight-agent, the scale
+// harness and the connection fuzzer: it answers the controller's challenge
 // with its own nonce, and accepts a welcome only with the proof that the controller holds this
 // node's key. Until then nothing the peer sends is acted on.
 #pragma once
@@ -10,7 +11,7 @@
 #include "core/protocol.hpp"
 #include "core/result.hpp"
 
-namespace preflight::agent {
+namespace preflight::core {
 
 class AgentHandshake {
   public:
@@ -19,10 +20,10 @@ class AgentHandshake {
 
     // The hello for a challenge (fields other than the handshake's filled by the caller); Error
     // for a second challenge or a malformed nonce.
-    core::Result<core::msg::Hello> answer(const core::msg::Challenge& challenge);
+    Result<msg::Hello> answer(const msg::Challenge& challenge);
     // The sealer for the session when the welcome's proof is right; Error otherwise (also for a
     // welcome before any hello or a second one).
-    core::Result<core::FrameSealer> accept(const core::msg::Welcome& welcome);
+    Result<FrameSealer> accept(const msg::Welcome& welcome);
 
   private:
     std::string m_node;
@@ -32,4 +33,4 @@ class AgentHandshake {
     bool m_done = false;
 };
 
-}  // namespace preflight::agent
+}  // namespace preflight::core
