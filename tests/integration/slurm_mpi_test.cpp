@@ -31,11 +31,14 @@ using preflight::testbed::wait_until;
 // the fast pair is CPU-bound (ASan, a loaded 2-core machine), and at r = 0.344 (seen under ASan)
 // the slow pair measured 0.51 of the median and passed a threshold of 0.5. 0.7 flags it up to
 // r = 0.54. After re-pairing, node03 measures about r of a fast median and its old partner
-// about 1.0.
+// about 1.0. With 3 iterations on a loaded machine the healthy nodes spread by up to ~16 % of the
+// median (seen under ASan beside the TSan build: 0.036, 0.036, 0.026), over the default noise gate
+// (max_relative_mad 0.10), which made the cohort inconclusive; this test is about flagging the
+// shaped node, and the noise gate has its own tests (judge_test), so it is widened here.
 constexpr const char* k_config = R"(checks: [collective.mpi_allreduce]
 params:
   collective.mpi_allreduce: {bytes: 4194304, warmup: 1, iters: 3, timeout_s: 30}
-evaluation: {threshold_fraction: 0.7, min_cohort: 3}
+evaluation: {threshold_fraction: 0.7, min_cohort: 3, max_relative_mad: 0.3}
 actions: {targets: [slurm], max_action_fraction: 0.25}
 deadlines: {connect_s: 30}
 )";
