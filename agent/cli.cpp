@@ -21,6 +21,7 @@
 #include "core/exit_code.hpp"
 #include "core/inventory.hpp"
 #include "core/log.hpp"
+#include "plugins/runtime_versions.hpp"
 
 namespace preflight::agent {
 
@@ -30,6 +31,9 @@ int agent_main(int argc, char** argv) {
     }
     CLI::App app{"preflight-agent: runs preflight checks on this node for a controller"};
     app.footer(std::string(core::k_exit_code_help) + std::string(k_agent_exit_code_help));
+    app.set_version_flag(
+        "--version", [] { return plugins::version_report(); },
+        "print the version, the protocol and the GPU and MPI libraries found");
     AgentOptions options;
     std::string controller;
     std::string key_file;

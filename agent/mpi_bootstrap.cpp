@@ -12,7 +12,6 @@
 #if PREFLIGHT_WITH_MPI
 #include <arpa/inet.h>
 #include <ifaddrs.h>
-#include <mpi.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <sys/socket.h>
@@ -42,6 +41,7 @@
 #include "core/keys.hpp"
 #include "core/log.hpp"
 #include "core/process.hpp"
+#include "plugins/collective/mpi_runtime.hpp"
 #include "plugins/collective/mpi_world.hpp"
 #endif
 
@@ -218,17 +218,28 @@ int mpi_bootstrap_main(int argc, char** argv) {
         return core::to_int(core::ExitCode::usage);
     }
 
-    int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    // Open MPI is loaded here, and only here (plugins/collective/mpi_runtime.hpp).
+    auto loaded = plugins::load_mpi_api();
+    if (!loaded) {
+        std::fprintf(stderr, "preflight-agent: --bootstrap mpi needs MPI: %s\n",
+                     loaded.error().message.c_str());
+        return core::to_int(core::ExitCode::run_error);
+    }
+    const preflight_mpi_api& mpi = **loaded;
+    int serialized = 0;
+    if (const int rc = mpi.init(&argc, &argv, &serialized); rc != 0) {
+        std::fprintf(stderr, "preflight-agent: %s\n",
+                     plugins::mpi_error("MPI_Init_thread", rc).c_str());
+        return core::to_int(core::ExitCode::run_error);
+    }
     int rank = 0, size = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (provided < MPI_THREAD_SERIALIZED) {
+    mpi.world_rank(&rank);
+    mpi.world_size(&size);
+    if (serialized == 0) {
         if (rank == 0) {
-            std::fprintf(stderr, "preflight-agent: MPI provides thread level %d, need SERIALIZED\n",
-                         provided);
+            std::fprintf(stderr, "preflight-agent: MPI does not provide MPI_THREAD_SERIALIZED\n");
         }
-        MPI_Finalize();
+        mpi.finalize();
         return core::to_int(core::ExitCode::usage);
     }
 
@@ -238,8 +249,16 @@ int mpi_bootstrap_main(int argc, char** argv) {
     const std::string host = node_name();
     std::memcpy(mine.data(), host.data(), std::min(host.size(), k_name_max - 1));
     std::vector<char> all(k_name_max * static_cast<std::size_t>(size), '\0');
-    MPI_Allgather(mine.data(), static_cast<int>(k_name_max), MPI_CHAR, all.data(),
-                  static_cast<int>(k_name_max), MPI_CHAR, MPI_COMM_WORLD);
+    // MPI_ERRORS_RETURN is set on the world: a failed collective ends this rank with the reason.
+    auto failed = [&mpi](const char* call, int rc) {
+        std::fprintf(stderr, "preflight-agent: %s\n", plugins::mpi_error(call, rc).c_str());
+        mpi.finalize();
+        return core::to_int(core::ExitCode::run_error);
+    };
+    if (const int rc = mpi.world_allgather(mine.data(), all.data(), static_cast<int>(k_name_max));
+        rc != 0) {
+        return failed("MPI_Allgather", rc);
+    }
     std::vector<std::string> hosts, nodes;
     for (int r = 0; r < size; ++r) {
         hosts.emplace_back(all.data() + static_cast<std::size_t>(r) * k_name_max);
@@ -321,9 +340,11 @@ int mpi_bootstrap_main(int argc, char** argv) {
             }
         }
     }
-    MPI_Bcast(&shared_info, sizeof(shared_info), MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (const int rc = mpi.world_bcast(&shared_info, sizeof(shared_info), 0); rc != 0) {
+        return failed("MPI_Bcast", rc);
+    }
     if (shared_info.ok == 0) {
-        MPI_Finalize();
+        mpi.finalize();
         return core::to_int(core::ExitCode::usage);
     }
     // Each rank gets only its own node key, derived by rank 0 from the run's secret.
@@ -336,8 +357,11 @@ int mpi_bootstrap_main(int argc, char** argv) {
         }
     }
     std::array<char, k_key_slot> own_key{};
-    MPI_Scatter(keys.data(), static_cast<int>(k_key_slot), MPI_CHAR, own_key.data(),
-                static_cast<int>(k_key_slot), MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (const int rc =
+            mpi.world_scatter(keys.data(), own_key.data(), static_cast<int>(k_key_slot), 0);
+        rc != 0) {
+        return failed("MPI_Scatter", rc);
+    }
     plugins::set_mpi_world(plugins::MpiWorld{rank, nodes});
     options.controller_host = shared_info.address;
     options.controller_port = shared_info.port;
@@ -359,7 +383,7 @@ int mpi_bootstrap_main(int argc, char** argv) {
         rc = status && WIFEXITED(*status) ? WEXITSTATUS(*status)
                                           : core::to_int(core::ExitCode::run_error);
     }
-    MPI_Finalize();
+    mpi.finalize();
     return rc;
 }
 

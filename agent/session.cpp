@@ -14,6 +14,7 @@
 #include "agent/stop_signal.hpp"
 #include "core/agent_handshake.hpp"
 #include "core/auth.hpp"
+#include "core/build_info.hpp"
 #include "core/checked_number.hpp"
 #include "core/log_text.hpp"
 #include "core/protocol.hpp"
@@ -26,7 +27,6 @@ namespace {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* k_version = "0.1.0";
 // A check that overruns its deadline by this much is reported as hung.
 constexpr auto k_hang_grace = std::chrono::seconds(5);
 
@@ -122,7 +122,7 @@ class Session {
                 refuse_controller(hello.error().message);
                 return;
             }
-            hello->version = k_version;
+            hello->version = std::string(core::build_version());
             hello->capabilities = step_capabilities();
             hello->inventory = {{"sysfs_root", m_options.sysfs_root}, {"pid", ::getpid()}};
             send(hello.value());

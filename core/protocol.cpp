@@ -1,4 +1,5 @@
 #include "core/protocol.hpp"
+#include "core/build_info.hpp"
 
 #include "core/checked_number.hpp"
 
@@ -76,7 +77,7 @@ const json& obj(const json& j, const char* key) {
 }
 
 json to_json(const msg::Challenge& m) {
-    return {{"type", "challenge"}, {"nonce", m.nonce}};
+    return {{"type", "challenge"}, {"nonce", m.nonce}, {"version", m.version}};
 }
 json to_json(const msg::Hello& m) {
     return {{"type", "hello"},
@@ -133,7 +134,7 @@ json to_json(const msg::Shutdown& m) {
 
 Message parse_typed(const std::string& type, const json& j) {
     if (type == "challenge") {
-        return msg::Challenge{str(j, "nonce")};
+        return msg::Challenge{str(j, "nonce"), j.contains("version") ? str(j, "version") : ""};
     }
     if (type == "hello") {
         msg::Hello m;
@@ -258,6 +259,40 @@ std::string serialize(const Message& m) {
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+namespace {
+
+// Who sent a frame of another version, as far as it says: " from the agent 'gpu001' (preflight
+// 0.1.0)". Strings only; whoever logs the error escapes it.
+std::string from_peer(const json& j) {
+    auto text = [&j](const char* key) {
+        auto it = j.find(key);
+        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const std::string type = text("type");
+    const std::string build = text("version");
+    const std::string who = type == "hello"       ? "the agent '" + text("node") + "'"
+                            : type == "challenge" ? std::string("the controller")
+                                                  : std::string("the peer");
+    return " from " + who + (build.empty() ? "" : " (preflight " + build + ")");
+}
+
+}  // namespace
+
+std::optional<long long> foreign_protocol_version(std::string_view payload) {
+    if (json_nesting_exceeds(payload, k_max_json_depth)) {
+        return std::nullopt;
+    }
+    const json j = json::parse(payload, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) {
+        return std::nullopt;
+    }
+    auto v = j.find("v");
+    if (v == j.end() || !v->is_number_integer() || *v == k_protocol_version) {
+        return std::nullopt;
+    }
+    return v->get<long long>();
+}
+
 Result<Message> parse_message(std::string_view payload) {
     if (json_nesting_exceeds(payload, k_max_json_depth)) {
         return Error{"JSON nested deeper than " + std::to_string(k_max_json_depth) + " levels"};
@@ -272,8 +307,9 @@ Result<Message> parse_message(std::string_view payload) {
     try {
         auto v = field(j, "v");
         if (!v.is_number_integer() || v != k_protocol_version) {
-            return Error{"unsupported protocol version " + v.dump() + " (this side speaks " +
-                         std::to_string(k_protocol_version) + ")"};
+            return Error{"unsupported protocol version " + v.dump() + from_peer(j) +
+                         "; this side is preflight " + std::string(build_version()) +
+                         " and speaks protocol " + std::to_string(k_protocol_version)};
         }
         return parse_typed(str(j, "type"), j);
     } catch (const FieldError& e) {

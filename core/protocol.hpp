@@ -31,6 +31,7 @@ namespace msg {
 
 struct Challenge {  // controller -> agent, first frame
     std::string nonce;
+    std::string version;  // the controller's preflight version ("" from controllers before 0.2.0)
 };
 struct Hello {  // agent -> controller; the handshake is in core/keys.hpp
     std::string node;
@@ -93,6 +94,11 @@ using Message =
 
 std::string_view message_type(const Message& m);
 std::string serialize(const Message& m);  // the JSON text of one frame payload
+// An Error for a frame of another protocol version names both sides: the peer's protocol version
+// and, as far as the frame says, who it is and its preflight version, then this side's.
 Result<Message> parse_message(std::string_view payload);
+// The protocol version a frame declares when it is a JSON object with an integer "v" other than
+// k_protocol_version; nullopt otherwise. For telling a peer of another version from garbage.
+std::optional<long long> foreign_protocol_version(std::string_view payload);
 
 }  // namespace preflight::core

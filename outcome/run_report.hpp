@@ -97,6 +97,8 @@ struct Breaker {
 
 struct RunReport {
     int schema_version = k_schema_version;
+    std::string preflight_version;  // the build that ran the run (core/build_info.hpp)
+    std::string preflight_commit;
     std::string run_id;
     std::string started_at;   // RFC 3339 UTC
     std::string finished_at;  // RFC 3339 UTC

@@ -1,5 +1,11 @@
 # GPU, MPI and nccl-tests checks, included from plugins/CMakeLists.txt. Sources whose
 # dependency was not found are left out, and the configure step says so.
+#
+# The binaries link none of the GPU or MPI libraries. What calls them is in two modules,
+# libpreflight-gpu.so (CUDA runtime, linked statically, and libnccl.so.2) and libpreflight-mpi.so
+# (libmpi), built into ${PROJECT_BINARY_DIR}/lib/preflight and installed to lib/preflight (the
+# preflight-gpu package); plugins/modules/module_loader.hpp loads them on first use. The
+# binaries need only the CUDA and NCCL headers, for types.
 target_sources(preflight_plugins PRIVATE
   collective/mpi_world.cpp
   collective/nccl_allreduce_spec.cpp
@@ -15,30 +21,55 @@ target_sources(preflight_plugins PRIVATE
   exec/nccl_tests_text.cpp
   gpu/inventory.cpp
   gpu/nvml_loader.cpp
+  modules/module_loader.cpp
 )
 target_link_libraries(preflight_plugins PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 
+set(PREFLIGHT_MODULE_DIR ${PROJECT_BINARY_DIR}/lib/preflight)
+function(preflight_module target file)
+  add_library(${target} MODULE ${file})
+  set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${PREFLIGHT_MODULE_DIR}
+                        CXX_VISIBILITY_PRESET hidden POSITION_INDEPENDENT_CODE ON)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR})
+  target_compile_definitions(${target} PRIVATE PREFLIGHT_VERSION="${PROJECT_VERSION}")
+  target_link_libraries(${target} PRIVATE preflight_warnings)
+  # Only the libraries the module calls become its dependencies (MPI::MPI_CXX brings libmpi_cxx).
+  target_link_options(${target} PRIVATE -Wl,--as-needed)
+  # Built with the binaries, so that a build tree (and its tests) always has its modules.
+  add_dependencies(preflight_plugins ${target})
+  install(TARGETS ${target} LIBRARY DESTINATION lib/preflight COMPONENT gpu)
+endfunction()
+
 set(_pf_left_out "")
 if(PREFLIGHT_WITH_CUDA)
-  target_sources(preflight_plugins PRIVATE gpu/inventory_cuda.cpp)
-  # The runtime is linked statically so an agent needs only the driver (libcuda) at run time.
-  target_link_libraries(preflight_plugins PRIVATE CUDA::cudart_static)
+  target_sources(preflight_plugins PRIVATE gpu/inventory_cuda.cpp gpu/gpu_runtime.cpp)
+  target_include_directories(preflight_plugins PUBLIC ${CUDAToolkit_INCLUDE_DIRS})
   target_compile_definitions(preflight_plugins PUBLIC PREFLIGHT_WITH_CUDA=1)
+  preflight_module(preflight_gpu_module modules/gpu_module.cpp)
+  set_target_properties(preflight_gpu_module PROPERTIES OUTPUT_NAME preflight-gpu)
+  # The runtime is linked statically so a node needs only the driver (libcuda) at run time.
+  target_link_libraries(preflight_gpu_module PRIVATE CUDA::cudart_static)
 else()
   list(APPEND _pf_left_out "gpu.inventory (PREFLIGHT_WITH_CUDA=OFF)")
 endif()
 if(PREFLIGHT_WITH_NCCL)
   target_sources(preflight_plugins PRIVATE collective/nccl_allreduce.cpp collective/nccl_local_ranks.cpp)
-  target_include_directories(preflight_plugins PRIVATE ${PREFLIGHT_NCCL_INCLUDE_DIR})
-  target_link_libraries(preflight_plugins PRIVATE ${PREFLIGHT_NCCL_LIBRARY})
+  target_include_directories(preflight_plugins PUBLIC ${PREFLIGHT_NCCL_INCLUDE_DIR})
   target_compile_definitions(preflight_plugins PUBLIC PREFLIGHT_WITH_NCCL=1)
+  target_include_directories(preflight_gpu_module PRIVATE ${PREFLIGHT_NCCL_INCLUDE_DIR})
+  target_compile_definitions(preflight_gpu_module PRIVATE PREFLIGHT_WITH_NCCL=1)
+  target_link_libraries(preflight_gpu_module PRIVATE ${PREFLIGHT_NCCL_LIBRARY})
 else()
   list(APPEND _pf_left_out "collective.nccl_allreduce[_local] (PREFLIGHT_WITH_NCCL=OFF)")
 endif()
 if(PREFLIGHT_WITH_MPI)
-  target_sources(preflight_plugins PRIVATE collective/mpi_allreduce.cpp)
-  target_link_libraries(preflight_plugins PUBLIC MPI::MPI_CXX)
+  target_sources(preflight_plugins PRIVATE collective/mpi_allreduce.cpp collective/mpi_runtime.cpp)
   target_compile_definitions(preflight_plugins PUBLIC PREFLIGHT_WITH_MPI=1)
+  preflight_module(preflight_mpi_module modules/mpi_module.cpp)
+  set_target_properties(preflight_mpi_module PROPERTIES OUTPUT_NAME preflight-mpi)
+  target_link_libraries(preflight_mpi_module PRIVATE MPI::MPI_CXX)
+  # The C API only: without these mpi.h pulls in the deprecated C++ bindings (libmpi_cxx).
+  target_compile_definitions(preflight_mpi_module PRIVATE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
 else()
   list(APPEND _pf_left_out "collective.mpi_allreduce and --bootstrap mpi (PREFLIGHT_WITH_MPI=OFF)")
 endif()

@@ -25,6 +25,7 @@
 #include "outcome/report/renderers.hpp"
 #include "outcome/report/terminal.hpp"
 #include "plugins/check.hpp"
+#include "plugins/runtime_versions.hpp"
 
 namespace preflight::controller {
 namespace {
@@ -134,6 +135,9 @@ std::string report_file_names() {
 
 int preflight_main(int argc, char** argv) {
     CLI::App app{"preflight: validate GPU cluster nodes before a job starts"};
+    app.set_version_flag(
+        "--version", [] { return plugins::version_report(); },
+        "print the version, the protocol and the GPU and MPI libraries found");
     app.require_subcommand(1);
     std::string log_level = "info";
     bool log_json = false;

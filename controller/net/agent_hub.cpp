@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/auth.hpp"
+#include "core/build_info.hpp"
 #include "core/inventory.hpp"
 #include "core/keys.hpp"
 #include "core/log_text.hpp"
@@ -56,7 +57,7 @@ void AgentHub::accept(core::Stream stream) {
     conn->nonce = core::random_hex(16);
     m_connections.insert(conn);
     conn->start();
-    conn->send(core::msg::Challenge{conn->nonce});
+    conn->send(core::msg::Challenge{conn->nonce, std::string(core::build_version())});
 }
 
 void AgentHub::on_message(const ConnectionPtr& conn, core::Message message) {
@@ -91,6 +92,12 @@ void AgentHub::on_message(const ConnectionPtr& conn, core::Message message) {
             }
         },
         message);
+}
+
+void AgentHub::on_incompatible(const ConnectionPtr& conn, const std::string& reason) {
+    m_rejections.rejected(conn->peer(), "", reason, Clock::now());
+    const std::string text = core::escape_for_log(reason, core::k_log_reason_bytes);
+    conn->send_and_close(core::msg::Reject{text}, "rejected: " + text);
 }
 
 void AgentHub::handle_hello(const ConnectionPtr& conn, const core::msg::Hello& hello) {

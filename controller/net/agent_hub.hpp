@@ -113,6 +113,7 @@ class AgentHub final : public ConnectionHandler {
     // ConnectionHandler (I/O thread)
     void on_message(const ConnectionPtr& conn, core::Message message) override;
     void on_closed(const ConnectionPtr& conn, const std::string& reason) override;
+    void on_incompatible(const ConnectionPtr& conn, const std::string& reason) override;
 
   private:
     struct Batch {

@@ -118,6 +118,12 @@ bool Connection::consume(const std::shared_ptr<Connection>& self, std::string_vi
         if (!parsed) {
             // The parser quotes what the peer sent (a message type, a version): escaped and cut,
             // since the reason is logged and kept in the report.
+            if (!authenticated && core::foreign_protocol_version(payload)) {
+                // An agent of another preflight version: the operator must hear it, and the
+                // agent is told why (in our version's framing, which it may not read).
+                m_handler.on_incompatible(self, parsed.error().message);
+                return false;
+            }
             close("bad message: " +
                   core::escape_for_log(parsed.error().message, core::k_log_reason_bytes));
             return false;

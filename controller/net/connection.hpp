@@ -33,6 +33,9 @@ class ConnectionHandler {
     virtual ~ConnectionHandler() = default;
     virtual void on_message(const ConnectionPtr& conn, core::Message message) = 0;
     virtual void on_closed(const ConnectionPtr& conn, const std::string& reason) = 0;
+    // An unauthenticated peer's frame declares another protocol version (reason, as the peer
+    // sent it, unescaped, names both sides). The handler must close the connection.
+    virtual void on_incompatible(const ConnectionPtr& conn, const std::string& reason) = 0;
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {

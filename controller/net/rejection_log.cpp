@@ -10,6 +10,10 @@ namespace preflight::controller {
 namespace {
 
 std::string describe(const std::string& peer, std::string_view node, std::string_view reason) {
+    if (node.empty()) {  // refused before a hello was read (another protocol version)
+        return fmt::format("agent at {}: {}", peer,
+                           core::escape_for_log(reason, core::k_log_reason_bytes));
+    }
     return fmt::format("agent at {} claiming node '{}': {}", peer,
                        core::escape_for_log(node, core::k_log_name_bytes),
                        core::escape_for_log(reason, core::k_log_reason_bytes));

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/atomic_file.hpp"
+#include "core/build_info.hpp"
 #include "core/exit_code.hpp"
 #include "core/hostlist.hpp"
 #include "outcome/actions.hpp"
@@ -64,6 +65,7 @@ nlohmann::json CertifyReport::to_json() const {
     }
     return {{"kind", "preflight-certify"},
             {"flow", "slurm"},
+            {"preflight", {{"version", core::build_version()}, {"commit", core::build_commit()}}},
             {"run_id", run_id},
             {"reservation", reservation},
             {"reservation_deleted", reservation_deleted},

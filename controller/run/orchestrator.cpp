@@ -16,6 +16,7 @@
 
 #include "controller/run/stages.hpp"
 #include "core/auth.hpp"
+#include "core/build_info.hpp"
 #include "core/log.hpp"
 
 namespace preflight::controller {
@@ -135,6 +136,8 @@ outcome::RunReport run_preflight(const RunOptions& options) {
     auto wall_start = Clock::now();
     outcome::RunReport report;
     report.run_id = make_run_id();
+    report.preflight_version = core::build_version();
+    report.preflight_commit = core::build_commit();
     report.started_at = core::utc_now_rfc3339();
     report.apply = options.apply;
     report.config = effective_config(options.config);

@@ -146,6 +146,9 @@ std::string render_html(const RunReport& r) {
     row("wall time", fmt(r.wall_seconds) + " s");
     row("launcher", esc(r.launcher));
     row("apply", r.apply ? "yes" : "no (dry run)");
+    if (!r.preflight_version.empty()) {  // reports saved before 0.2.0 do not say
+        row("preflight", esc(r.preflight_version + " (commit " + r.preflight_commit + ")"));
+    }
     row("schema version", std::to_string(r.schema_version));
     if (r.config.is_object()) {
         for (const char* key : {"checks", "threshold_fraction", "min_cohort", "cohort_label",

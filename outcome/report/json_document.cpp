@@ -115,6 +115,13 @@ template <class J>
 J report_json(const RunReport& r) {
     J j = J::object();
     j["schema_version"] = r.schema_version;
+    // Every run sets it; a report saved before 0.2.0 has none and re-renders without it.
+    if (!r.preflight_version.empty()) {
+        J build = J::object();
+        build["version"] = r.preflight_version;
+        build["commit"] = r.preflight_commit;
+        j["preflight"] = build;
+    }
     j["run_id"] = r.run_id;
     j["started_at"] = r.started_at;
     j["finished_at"] = r.finished_at;
@@ -221,6 +228,11 @@ RunReport report_from(const J& j) {
         throw std::runtime_error("schema_version " + std::to_string(r.schema_version) +
                                  " is not supported (this build reads " +
                                  std::to_string(k_schema_version) + ")");
+    }
+    // Reports written before 0.2.0 have no "preflight" object: the fields stay empty.
+    if (auto build = j.find("preflight"); build != j.end() && build->is_object()) {
+        r.preflight_version = value_at<std::string>(*build, "version", "");
+        r.preflight_commit = value_at<std::string>(*build, "commit", "");
     }
     r.run_id = value_at<std::string>(j, "run_id", "");
     r.started_at = value_at<std::string>(j, "started_at", "");

@@ -4,12 +4,15 @@
 #include <cstdio>
 #include <ctime>
 
+#include "core/build_info.hpp"
 #include "core/check_spec.hpp"
-#include "outcome/report/build_info.hpp"
 #include "outcome/report/terminal.hpp"
 #include "outcome/tally.hpp"
 
 namespace preflight::outcome {
+
+using core::build_commit;
+using core::build_version;
 
 namespace {
 

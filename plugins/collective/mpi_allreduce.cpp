@@ -2,14 +2,13 @@
 // this check blocked, and the agent session's hang watchdog reports the step as `error`.
 #include "plugins/collective/mpi_allreduce.hpp"
 
-#include <mpi.h>
-
 #include <chrono>
 #include <functional>
 #include <sstream>
 #include <string>
 
 #include "core/busbw.hpp"
+#include "plugins/collective/mpi_runtime.hpp"
 #include "plugins/collective/mpi_world.hpp"
 
 namespace preflight::plugins {
@@ -24,13 +23,6 @@ core::CheckResult make_result(core::Verdict verdict, std::string detail) {
     result.verdict = verdict;
     result.detail = std::move(detail);
     return result;
-}
-
-std::string mpi_error(const char* call, int rc) {
-    char text[MPI_MAX_ERROR_STRING] = {};
-    int len = 0;
-    MPI_Error_string(rc, text, &len);
-    return std::string(call) + ": " + std::string(text, static_cast<std::size_t>(len));
 }
 
 }  // namespace
@@ -91,21 +83,18 @@ core::CheckResult MpiAllreduceCheck::run_impl(const CheckContext& ctx,
 
     // Concurrent groups of one round are disjoint; the tag still differs per group id.
     const int tag = static_cast<int>(std::hash<std::string>{}(ctx.group.id) & 0x3fff);
-    MPI_Group world_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
-    MPI_Comm comm = MPI_COMM_NULL;
-    MPI_Comm_group(MPI_COMM_WORLD, &world_group);
-    MPI_Group_incl(world_group, ranks, world_ranks.data(), &group);
-    int rc = MPI_Comm_create_group(MPI_COMM_WORLD, group, tag, &comm);
-    MPI_Group_free(&group);
-    MPI_Group_free(&world_group);
-    if (rc != MPI_SUCCESS || comm == MPI_COMM_NULL) {
+    // The world is set only after --bootstrap mpi loaded the MPI module (mpi_runtime.hpp).
+    const preflight_mpi_api& api = mpi();
+    preflight_mpi_comm* comm = nullptr;
+    int rc = api.group_comm_create(world_ranks.data(), ranks, tag, &comm);
+    if (rc != 0 || comm == nullptr) {
         return make_result(core::Verdict::error, mpi_error("MPI_Comm_create_group", rc));
     }
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     struct FreeComm {
-        MPI_Comm* comm;
-        ~FreeComm() { MPI_Comm_free(comm); }
-    } free_comm{&comm};
+        const preflight_mpi_api& api;
+        preflight_mpi_comm* comm;
+        ~FreeComm() { api.comm_free(comm); }
+    } free_comm{api, comm};
 
     const auto count = static_cast<std::size_t>(bytes / 4);
     const int rank = ctx.group.rank;
@@ -118,14 +107,13 @@ core::CheckResult MpiAllreduceCheck::run_impl(const CheckContext& ctx,
         for (std::size_t i = 0; i < count; ++i) {
             buffer[i] = static_cast<float>((rank + 1) * static_cast<int>(i % k_period + 1));
         }
-        if ((rc = MPI_Barrier(comm)) != MPI_SUCCESS) {
+        if ((rc = api.barrier(comm)) != 0) {
             return make_result(core::Verdict::error, mpi_error("MPI_Barrier", rc));
         }
         const auto start = Clock::now();
-        rc = MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM,
-                           comm);
+        rc = api.allreduce_sum_float(comm, buffer.data(), static_cast<int>(count));
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        if (rc != MPI_SUCCESS) {
+        if (rc != 0) {
             return make_result(core::Verdict::error, mpi_error("MPI_Allreduce", rc));
         }
         if (it >= warmup) {
@@ -144,7 +132,7 @@ core::CheckResult MpiAllreduceCheck::run_impl(const CheckContext& ctx,
     }
     // Slowest rank's mean, and whether any rank saw bad data.
     double summary[2] = {timed / static_cast<double>(iters), bad ? 1.0 : 0.0};
-    if ((rc = MPI_Allreduce(MPI_IN_PLACE, summary, 2, MPI_DOUBLE, MPI_MAX, comm)) != MPI_SUCCESS) {
+    if ((rc = api.allreduce_max_double(comm, summary, 2)) != 0) {
         return make_result(core::Verdict::error, mpi_error("MPI_Allreduce (summary)", rc));
     }
     core::CheckResult result;

@@ -18,9 +18,6 @@
 #include <string>
 #include <vector>
 
-#include <cuda_runtime_api.h>
-#include <nccl.h>
-
 #include "core/busbw.hpp"
 #include "core/sysfs.hpp"
 #include "plugins/collective/nccl_debug_capture.hpp"
@@ -90,16 +87,26 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
     const double init_timeout_s = params.at("init_timeout_s").get<double>();
     const double step_timeout_s = params.at("step_timeout_s").get<double>();
 
+    // Without the GPU stack the check cannot run: skip, naming what is missing, unless the
+    // configuration requires GPUs here.
+    const auto missing =
+        params.at("require_gpu").get<bool>() ? core::Verdict::error : core::Verdict::skip;
+    if (auto api = load_gpu_api(); !api) {
+        return make_result(missing, "NCCL not available: " + api.error().message);
+    }
     // cudaGetDeviceCount leaves its output unwritten when it fails (no driver: 35,
     // cudaErrorInsufficientDriver; no device: 100): start from 0 and read the code.
     int visible = 0;
-    if (const cudaError_t rc = cudaGetDeviceCount(&visible); rc != cudaSuccess) {
-        return make_result(core::Verdict::skip,
-                           "no usable GPU: " + cuda_error("cudaGetDeviceCount", rc).message);
+    if (const cudaError_t rc = gpu().cudaGetDeviceCount(&visible); rc != cudaSuccess) {
+        return make_result(missing,
+                           "no usable GPU: " + cuda_error("cudaGetDeviceCount", rc).message +
+                               (rc == cudaErrorInsufficientDriver
+                                    ? " (the NVIDIA driver, libcuda.so.1, is missing or too old)"
+                                    : ""));
     }
     const long long wanted = params.at("gpus").get<long long>();
     if (visible < 1) {
-        return make_result(core::Verdict::skip, "no usable GPU: the CUDA runtime counts 0");
+        return make_result(missing, "no usable GPU: the CUDA runtime counts 0");
     }
     if (wanted > visible) {
         // Asked for more GPUs than the node shows: a missing GPU is a finding, not a skip.
@@ -151,7 +158,7 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
             *ctx.kv, ctx.group.id, node_rank, sizeof(id),
             []() -> core::Result<std::vector<char>> {
                 ncclUniqueId fresh{};
-                if (const ncclResult_t rc = ncclGetUniqueId(&fresh); rc != ncclSuccess) {
+                if (const ncclResult_t rc = gpu().ncclGetUniqueId(&fresh); rc != ncclSuccess) {
                     return nccl_error("ncclGetUniqueId", rc);
                 }
                 const auto* raw = reinterpret_cast<const char*>(&fresh);
@@ -162,7 +169,7 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
             return make_result(core::Verdict::error, shared.error().message);
         }
         std::memcpy(&id, shared->data(), sizeof(id));
-    } else if (const ncclResult_t rc = ncclGetUniqueId(&id); rc != ncclSuccess) {
+    } else if (const ncclResult_t rc = gpu().ncclGetUniqueId(&id); rc != ncclSuccess) {
         return make_result(core::Verdict::error, nccl_error("ncclGetUniqueId", rc).message);
     }
 
@@ -183,7 +190,7 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
     result.metrics["gpus_per_node"] = gpus;
     result.metrics["bytes"] = static_cast<double>(bytes);
     int version = 0;
-    if (ncclGetVersion(&version) == ncclSuccess) {
+    if (gpu().ncclGetVersion(&version) == ncclSuccess) {
         result.metrics["nccl_version"] = version;
     }
 
@@ -195,13 +202,15 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
             "allocate", bound(init_timeout_s),
             [&]() -> core::Status {
                 for (int d = 0; d < gpus; ++d) {
-                    PF_CUDA_CHECK(cudaSetDevice(d));
+                    PF_CUDA_CHECK(gpu().cudaSetDevice(d));
                     PF_CUDA_CHECK(
-                        cudaStreamCreateWithFlags(&local.streams[d], cudaStreamNonBlocking));
-                    PF_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&local.send[d]), bytes));
-                    PF_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&local.recv[d]), bytes));
-                    PF_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&local.scalars[d]),
-                                             2 * sizeof(double)));
+                        gpu().cudaStreamCreateWithFlags(&local.streams[d], cudaStreamNonBlocking));
+                    PF_CUDA_CHECK(
+                        gpu().cudaMalloc(reinterpret_cast<void**>(&local.send[d]), bytes));
+                    PF_CUDA_CHECK(
+                        gpu().cudaMalloc(reinterpret_cast<void**>(&local.recv[d]), bytes));
+                    PF_CUDA_CHECK(gpu().cudaMalloc(reinterpret_cast<void**>(&local.scalars[d]),
+                                                   2 * sizeof(double)));
                 }
                 return fill_send(local, first_rank, count);
             });
@@ -219,13 +228,13 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
                     if (local.aborted) {
                         return k_aborted;
                     }
-                    PF_NCCL_CHECK(ncclGroupStart());
+                    PF_NCCL_CHECK(gpu().ncclGroupStart());
                     for (int d = 0; d < gpus; ++d) {
-                        PF_CUDA_CHECK(cudaSetDevice(d));
-                        PF_NCCL_CHECK(ncclCommInitRankConfig(&local.comms[d], nranks, id,
-                                                             first_rank + d, &config));
+                        PF_CUDA_CHECK(gpu().cudaSetDevice(d));
+                        PF_NCCL_CHECK(gpu().ncclCommInitRankConfig(&local.comms[d], nranks, id,
+                                                                   first_rank + d, &config));
                     }
-                    PF_NCCL_CHECK(ncclGroupEnd());
+                    PF_NCCL_CHECK(gpu().ncclGroupEnd());
                 }
                 return settle(local);
             });
@@ -300,22 +309,22 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
             [&]() -> core::Status {
                 for (int d = 0; d < gpus; ++d) {
                     const double mine[2] = {seconds_per_iter, static_cast<double>(wrong[d])};
-                    PF_CUDA_CHECK(cudaSetDevice(d));
-                    PF_CUDA_CHECK(
-                        cudaMemcpy(local.scalars[d], mine, sizeof(mine), cudaMemcpyHostToDevice));
+                    PF_CUDA_CHECK(gpu().cudaSetDevice(d));
+                    PF_CUDA_CHECK(gpu().cudaMemcpy(local.scalars[d], mine, sizeof(mine),
+                                                   cudaMemcpyHostToDevice));
                 }
                 {
                     std::lock_guard lock(local.nccl_mutex);
                     if (local.aborted) {
                         return k_aborted;
                     }
-                    PF_NCCL_CHECK(ncclGroupStart());
+                    PF_NCCL_CHECK(gpu().ncclGroupStart());
                     for (int d = 0; d < gpus; ++d) {
-                        PF_NCCL_CHECK(ncclAllReduce(local.scalars[d], local.scalars[d], 2,
-                                                    ncclFloat64, ncclSum, local.comms[d],
-                                                    local.streams[d]));
+                        PF_NCCL_CHECK(gpu().ncclAllReduce(local.scalars[d], local.scalars[d], 2,
+                                                          ncclFloat64, ncclSum, local.comms[d],
+                                                          local.streams[d]));
                     }
-                    PF_NCCL_CHECK(ncclGroupEnd());
+                    PF_NCCL_CHECK(gpu().ncclGroupEnd());
                 }
                 if (auto s = settle(local); !s) {
                     return s;
@@ -323,9 +332,9 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
                 if (auto s = wait_streams(local); !s) {
                     return s;
                 }
-                PF_CUDA_CHECK(cudaSetDevice(0));
-                PF_CUDA_CHECK(
-                    cudaMemcpy(summary, local.scalars[0], sizeof(summary), cudaMemcpyDeviceToHost));
+                PF_CUDA_CHECK(gpu().cudaSetDevice(0));
+                PF_CUDA_CHECK(gpu().cudaMemcpy(summary, local.scalars[0], sizeof(summary),
+                                               cudaMemcpyDeviceToHost));
                 return {};
             });
         !st) {

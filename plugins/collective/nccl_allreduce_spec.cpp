@@ -27,6 +27,9 @@ core::CheckSpec NcclAllreduceCheck::check_spec(Scope scope) {
                 {"check_data", ParamType::boolean, true,
                  "verify every element of one all-reduce before timing (nccl-tests -c 1)"},
                 {"gpus", ParamType::integer, 0, "local GPUs to use; 0 uses every visible one"},
+                {"require_gpu", ParamType::boolean, false,
+                 "error, not skip, when the node has no usable GPU, driver, NCCL "
+                 "(libnccl.so.2) or GPU module (libpreflight-gpu.so)"},
                 {"algo", ParamType::string, "",
                  "NCCL_ALGO for this run (e.g. Ring); empty inherits"},
                 {"proto", ParamType::string, "",

@@ -39,7 +39,7 @@ core::Status poll_comms(LocalRanks& local, bool& pending) {
     pending = false;
     for (auto comm : local.comms) {
         ncclResult_t state = ncclSuccess;
-        PF_NCCL_CHECK(ncclCommGetAsyncError(comm, &state));
+        PF_NCCL_CHECK(gpu().ncclCommGetAsyncError(comm, &state));
         if (state == ncclInProgress) {
             pending = true;
         } else if (state != ncclSuccess) {
@@ -80,7 +80,7 @@ core::Status wait_streams(LocalRanks& local) {
             if (done[d]) {
                 continue;
             }
-            const cudaError_t q = cudaStreamQuery(local.streams[d]);
+            const cudaError_t q = gpu().cudaStreamQuery(local.streams[d]);
             if (q == cudaSuccess) {
                 done[d] = true;
                 continue;
@@ -108,24 +108,24 @@ core::Status launch_allreduce(LocalRanks& local, std::size_t count) {
         if (local.aborted) {
             return k_aborted;
         }
-        PF_NCCL_CHECK(ncclGroupStart());
+        PF_NCCL_CHECK(gpu().ncclGroupStart());
         for (int d = 0; d < local.gpus; ++d) {
-            PF_NCCL_CHECK(ncclAllReduce(local.send[d], local.recv[d], count, ncclFloat32, ncclSum,
-                                        local.comms[d], local.streams[d]));
+            PF_NCCL_CHECK(gpu().ncclAllReduce(local.send[d], local.recv[d], count, ncclFloat32,
+                                              ncclSum, local.comms[d], local.streams[d]));
         }
-        PF_NCCL_CHECK(ncclGroupEnd());
+        PF_NCCL_CHECK(gpu().ncclGroupEnd());
     }
     return settle(local);
 }
 
 core::Status fill_send(LocalRanks& local, int first_rank, std::size_t count) {
     for (int d = 0; d < local.gpus; ++d) {
-        PF_CUDA_CHECK(cudaSetDevice(d));
+        PF_CUDA_CHECK(gpu().cudaSetDevice(d));
         const auto host = pattern_chunk(std::min(count, k_chunk_elems), first_rank + d + 1);
         for (std::size_t base = 0; base < count; base += host.size()) {
             const std::size_t n = std::min(host.size(), count - base);
-            PF_CUDA_CHECK(cudaMemcpy(local.send[d] + base, host.data(), n * sizeof(float),
-                                     cudaMemcpyHostToDevice));
+            PF_CUDA_CHECK(gpu().cudaMemcpy(local.send[d] + base, host.data(), n * sizeof(float),
+                                           cudaMemcpyHostToDevice));
         }
     }
     return {};
@@ -140,11 +140,11 @@ core::Result<std::vector<long long>> count_wrong(LocalRanks& local, int nranks, 
     const auto expected = pattern_chunk(std::min(count, k_chunk_elems), nranks * (nranks + 1) / 2);
     std::vector<float> host(expected.size());
     for (int d = 0; d < local.gpus; ++d) {
-        PF_CUDA_CHECK(cudaSetDevice(d));
+        PF_CUDA_CHECK(gpu().cudaSetDevice(d));
         for (std::size_t base = 0; base < count; base += host.size()) {
             const std::size_t n = std::min(host.size(), count - base);
-            PF_CUDA_CHECK(cudaMemcpy(host.data(), local.recv[d] + base, n * sizeof(float),
-                                     cudaMemcpyDeviceToHost));
+            PF_CUDA_CHECK(gpu().cudaMemcpy(host.data(), local.recv[d] + base, n * sizeof(float),
+                                           cudaMemcpyDeviceToHost));
             if (std::memcmp(host.data(), expected.data(), n * sizeof(float)) == 0) {
                 continue;
             }
@@ -191,7 +191,7 @@ void LocalRanks::abort_all() {
     aborted = true;
     for (auto comm : comms) {
         if (comm != nullptr) {
-            ncclCommAbort(comm);
+            gpu().ncclCommAbort(comm);
         }
     }
 }
@@ -201,21 +201,21 @@ LocalRanks::~LocalRanks() {
         abort_all();  // a failed or half-initialised communicator is released by abort
     }
     for (int d = 0; d < gpus; ++d) {
-        cudaSetDevice(d);
+        gpu().cudaSetDevice(d);
         if (!aborted && d < static_cast<int>(comms.size()) && comms[d] != nullptr) {
-            ncclCommDestroy(comms[d]);
+            gpu().ncclCommDestroy(comms[d]);
         }
         if (d < static_cast<int>(send.size()) && send[d] != nullptr) {
-            cudaFree(send[d]);
+            gpu().cudaFree(send[d]);
         }
         if (d < static_cast<int>(recv.size()) && recv[d] != nullptr) {
-            cudaFree(recv[d]);
+            gpu().cudaFree(recv[d]);
         }
         if (d < static_cast<int>(scalars.size()) && scalars[d] != nullptr) {
-            cudaFree(scalars[d]);
+            gpu().cudaFree(scalars[d]);
         }
         if (d < static_cast<int>(streams.size()) && streams[d] != nullptr) {
-            cudaStreamDestroy(streams[d]);
+            gpu().cudaStreamDestroy(streams[d]);
         }
     }
 }

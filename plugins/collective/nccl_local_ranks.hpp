@@ -1,7 +1,7 @@
 // The NCCL runner under collective.nccl_allreduce(_local): one process's communicators, streams
 // and buffers (one per local GPU), and the steps on them — fill, launch, wait, count wrong
 // elements — each of which polls instead of blocking, so a watchdog's abort makes it return.
-// Built only with NCCL.
+// Built only with NCCL; every CUDA and NCCL call goes through the GPU module (gpu_runtime.hpp).
 #pragma once
 
 #include <cstddef>
@@ -11,11 +11,9 @@
 #include <string>
 #include <vector>
 
-#include <cuda_runtime_api.h>
-#include <nccl.h>
-
 #include "core/model.hpp"
 #include "core/result.hpp"
+#include "plugins/gpu/gpu_runtime.hpp"
 
 namespace preflight::plugins::nccl {
 

@@ -1,29 +1,36 @@
 // CUDA and NCCL return codes turned into our errors at the boundary (STYLE.md 5): PF_CUDA_CHECK /
 // PF_NCCL_CHECK evaluate a call and return a core::Error naming the call and the library's own
-// message from the enclosing function (which returns core::Status or core::Result<T>).
+// message from the enclosing function (which returns core::Status or core::Result<T>). The calls go
+// through the table of the loaded GPU module (gpu_runtime.hpp).
 #pragma once
 
 #include <string>
 
-#include <cuda_runtime_api.h>
+#include <string_view>
 
 #include "core/result.hpp"
-
-#if PREFLIGHT_WITH_NCCL
-#include <nccl.h>
-#endif
+#include "plugins/gpu/gpu_runtime.hpp"
 
 namespace preflight::plugins {
 
+// The call as the macros quote it, without the table it goes through ("gpu().cudaMalloc(...)").
+inline std::string call_text(const char* call) {
+    std::string_view text(call);
+    if (text.starts_with("gpu().")) {
+        text.remove_prefix(6);
+    }
+    return std::string(text);
+}
+
 inline core::Error cuda_error(const char* call, cudaError_t code) {
-    return core::Error{std::string(call) + ": " + cudaGetErrorString(code) + " (" +
-                       cudaGetErrorName(code) + ")"};
+    return core::Error{call_text(call) + ": " + gpu().cudaGetErrorString(code) + " (" +
+                       gpu().cudaGetErrorName(code) + ")"};
 }
 
 #if PREFLIGHT_WITH_NCCL
 inline core::Error nccl_error(const char* call, ncclResult_t code) {
-    std::string message = std::string(call) + ": " + ncclGetErrorString(code);
-    if (const char* last = ncclGetLastError(nullptr); last != nullptr && *last != '\0') {
+    std::string message = call_text(call) + ": " + gpu().ncclGetErrorString(code);
+    if (const char* last = gpu().ncclGetLastError(nullptr); last != nullptr && *last != '\0') {
         message += " (" + std::string(last) + ")";
     }
     return core::Error{message};

@@ -1,7 +1,6 @@
-// gpu.inventory's collection half: the CUDA runtime for what every build can see, NVML (dlopen)
-// for link and health readings. Compiled only with PREFLIGHT_WITH_CUDA.
-#include <cuda_runtime_api.h>
-
+// gpu.inventory's collection half: the CUDA runtime (from the GPU module, gpu_runtime.hpp) for what
+// every build can see, NVML (dlopen) for link and health readings. Compiled only with
+// PREFLIGHT_WITH_CUDA.
 #include "plugins/gpu/cuda_status.hpp"
 #include "plugins/gpu/inventory.hpp"
 
@@ -54,16 +53,21 @@ core::CheckResult GpuInventoryCheck::run_impl(const CheckContext&, const nlohman
     }
 
     GpuInventory inventory;
+    if (auto api = load_gpu_api(); !api) {
+        // Reported like a node without a driver: skip, or fail when GPUs are expected here.
+        inventory.cuda_error = "the CUDA runtime is not available: " + api.error().message;
+        return judge_gpu_inventory(inventory, expect);
+    }
     // Without a driver cudaGetDeviceCount returns cudaErrorInsufficientDriver and leaves count
     // unwritten, so it starts at 0 and the return code decides.
     int count = 0;
-    if (const cudaError_t rc = cudaGetDeviceCount(&count); rc != cudaSuccess) {
+    if (const cudaError_t rc = gpu().cudaGetDeviceCount(&count); rc != cudaSuccess) {
         inventory.cuda_error = cuda_error("cudaGetDeviceCount", rc).message;
         return judge_gpu_inventory(inventory, expect);
     }
     for (int i = 0; i < count; ++i) {
         cudaDeviceProp prop{};
-        if (const cudaError_t rc = cudaGetDeviceProperties(&prop, i); rc != cudaSuccess) {
+        if (const cudaError_t rc = gpu().cudaGetDeviceProperties(&prop, i); rc != cudaSuccess) {
             core::CheckResult bad;
             bad.verdict = core::Verdict::error;
             bad.detail = "GPU " + std::to_string(i) + ": " +
@@ -74,7 +78,7 @@ core::CheckResult GpuInventoryCheck::run_impl(const CheckContext&, const nlohman
         device.index = i;
         device.name = prop.name;
         char bus_id[32] = {};
-        if (cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), i) == cudaSuccess) {
+        if (gpu().cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), i) == cudaSuccess) {
             device.pci_bus_id = bus_id;
         }
         device.memory_bytes = prop.totalGlobalMem;

@@ -21,6 +21,7 @@
 
 #include "agent/session.hpp"
 #include "core/auth.hpp"
+#include "core/build_info.hpp"
 #include "core/frame_codec.hpp"
 #include "core/keys.hpp"
 #include "core/protocol.hpp"
@@ -125,6 +126,29 @@ TEST_F(AgentHubTest, ChallengeArrivesFirst) {
     auto second = other.receive_as<core::msg::Challenge>();
     ASSERT_TRUE(second.has_value());
     EXPECT_NE(second->nonce, nonce);
+}
+
+// An agent of another preflight version (its hello as a 0.1.0 agent sent it, protocol 1) is told
+// why, naming both builds and protocols, and the same node may then join with a current agent.
+TEST_F(AgentHubTest, AgentOfAnotherProtocolVersionIsRejectedNamingBoth) {
+    RawClient old(port());
+    auto challenge = old.receive_as<core::msg::Challenge>();
+    ASSERT_TRUE(challenge.has_value());
+    EXPECT_EQ(challenge->version, core::build_version());
+    old.send_payload(
+        R"({"agent_nonce":"5f0c1a7e9b2d4c6e8a0b1c2d3e4f5a6b","capabilities":["link.netdev"],)"
+        R"("inventory":{"pid":4242,"sysfs_root":"/"},"mac":"00","node":"n1","type":"hello",)"
+        R"("v":1,"version":"0.1.0"})");
+    auto reject = old.receive_as<core::msg::Reject>();
+    ASSERT_TRUE(reject.has_value());
+    EXPECT_EQ(reject->reason,
+              "unsupported protocol version 1 from the agent 'n1' (preflight 0.1.0); this side is "
+              "preflight " +
+                  std::string(core::build_version()) + " and speaks protocol 2");
+    EXPECT_TRUE(old.wait_closed(2s));
+    EXPECT_FALSE(connected("n1"));
+    RawClient current(port());
+    EXPECT_TRUE(current.authenticate("n1"));
 }
 
 TEST_F(AgentHubTest, CorrectHelloIsWelcomed) {

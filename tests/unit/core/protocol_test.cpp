@@ -1,4 +1,5 @@
 #include "core/protocol.hpp"
+#include "core/build_info.hpp"
 
 #include <string>
 #include <vector>
@@ -148,13 +149,43 @@ TEST(Protocol, VersionMissing) {
 TEST(Protocol, VersionWrong) {
     // Version 1 had no mutual handshake: an old agent is told so, not misread.
     EXPECT_THAT(parse_error({{"type", "heartbeat"}, {"v", 1}}),
-                HasSubstr("unsupported protocol version 1 (this side speaks 2)"));
+                HasSubstr("unsupported protocol version 1 from the peer; this side is preflight " +
+                          std::string(build_version()) + " and speaks protocol 2"));
     EXPECT_THAT(parse_error({{"type", "heartbeat"}, {"v", 3}}),
                 HasSubstr("unsupported protocol version 3"));
     EXPECT_THAT(parse_error({{"type", "heartbeat"}, {"v", 0}}), HasSubstr("unsupported"));
     EXPECT_THAT(parse_error({{"type", "heartbeat"}, {"v", "1"}}), HasSubstr("unsupported"));
     EXPECT_THAT(parse_error({{"type", "heartbeat"}, {"v", 1.5}}), HasSubstr("unsupported"));
     EXPECT_THAT(parse_error({{"type", "heartbeat"}, {"v", -1}}), HasSubstr("unsupported"));
+}
+
+// The hello a preflight 0.1.0 agent sent (protocol 1; the fields of core/protocol.cpp at the commit
+// before f520bcc): the refusal names the agent, its build and protocol, and ours.
+TEST(Protocol, VersionMismatchNamesBothSides) {
+    const std::string old_hello =
+        R"({"agent_nonce":"5f0c1a7e9b2d4c6e8a0b1c2d3e4f5a6b","capabilities":["link.netdev"],)"
+        R"("inventory":{"pid":4242,"sysfs_root":"/"},"mac":"00","node":"gpu017","type":"hello",)"
+        R"("v":1,"version":"0.1.0"})";
+    auto parsed = parse_message(old_hello);
+    ASSERT_FALSE(parsed);
+    EXPECT_EQ(parsed.error().message,
+              "unsupported protocol version 1 from the agent 'gpu017' (preflight 0.1.0); this side "
+              "is preflight " +
+                  std::string(build_version()) + " and speaks protocol 2");
+    EXPECT_EQ(foreign_protocol_version(old_hello), 1);
+    // A controller's challenge of a later version, read by this agent.
+    auto challenge = parse_message(R"({"type":"challenge","nonce":"ab","version":"0.9.0","v":3})");
+    ASSERT_FALSE(challenge);
+    EXPECT_THAT(challenge.error().message,
+                HasSubstr("version 3 from the controller (preflight 0.9.0); this side is"));
+    // Our own version, garbage and a non-integer version are not another protocol.
+    EXPECT_FALSE(foreign_protocol_version(serialize(msg::Heartbeat{})));
+    EXPECT_FALSE(foreign_protocol_version("not json"));
+    EXPECT_FALSE(foreign_protocol_version(R"({"v":"1","type":"hello"})"));
+    // The challenge carries the controller's version both ways.
+    auto round = parse_message(serialize(msg::Challenge{"ab", "1.2.3"}));
+    ASSERT_TRUE(round);
+    EXPECT_EQ(std::get<msg::Challenge>(*round).version, "1.2.3");
 }
 
 TEST(Protocol, VersionThatWrapsToOneIsStillWrong) {

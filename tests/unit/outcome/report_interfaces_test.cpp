@@ -15,8 +15,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/build_info.hpp"
 #include "core/process.hpp"
-#include "outcome/report/build_info.hpp"
+#include "outcome/report/html.hpp"
 #include "outcome/report/json_document.hpp"
 #include "outcome/report/junit.hpp"
 #include "outcome/report/prometheus.hpp"
@@ -25,6 +26,8 @@
 namespace preflight::outcome {
 namespace {
 
+using core::build_commit;
+using core::build_version;
 using testing::fixture_path;
 using testing::generated_report;
 using testing::load_fixture;
@@ -163,6 +166,25 @@ TEST(PrometheusNames, BaseUnitsAndBuildInfo) {
               std::string::npos);
     EXPECT_FALSE(build_version().empty());
     EXPECT_FALSE(build_commit().empty());
+}
+
+// The build that ran a run is in report.json (and read back) and in the HTML metadata; reports
+// saved before 0.2.0 have none and say nothing.
+TEST(ReportBuild, JsonAndHtmlCarryTheVersionOfTheRun) {
+    RunReport report = load_fixture("run_1_node.json");
+    EXPECT_TRUE(report.preflight_version.empty());
+    EXPECT_EQ(render_json(report).find("\"preflight\""), std::string::npos);
+    EXPECT_EQ(render_html(report).find("<th>preflight</th>"), std::string::npos);
+
+    report.preflight_version = "0.2.0";
+    report.preflight_commit = "0123456789ab";
+    const auto j = nlohmann::json::parse(render_json(report));
+    EXPECT_EQ(j["preflight"], (nlohmann::json{{"version", "0.2.0"}, {"commit", "0123456789ab"}}));
+    const RunReport back = report_from_json(j);
+    EXPECT_EQ(back.preflight_version, "0.2.0");
+    EXPECT_EQ(back.preflight_commit, "0123456789ab");
+    EXPECT_NE(render_html(report).find("<th>preflight</th><td>0.2.0 (commit 0123456789ab)</td>"),
+              std::string::npos);
 }
 
 TEST(PrometheusNames, GoldenAndRenderedReportsPassPromtool) {

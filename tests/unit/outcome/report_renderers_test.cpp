@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "core/atomic_file.hpp"
-#include "outcome/report/build_info.hpp"
+#include "core/build_info.hpp"
 #include "outcome/report/html.hpp"
 #include "outcome/report/json.hpp"
 #include "outcome/report/junit.hpp"
@@ -28,6 +28,8 @@
 namespace preflight::outcome {
 namespace {
 
+using core::build_commit;
+using core::build_version;
 using testing::fixture_path;
 using testing::generated_report;
 using testing::load_fixture;

@@ -1,0 +1,58 @@
+// The CUDA runtime and NCCL calls the agent makes, as a table of function pointers that
+// libpreflight-gpu.so fills (plugins/modules/gpu_module.cpp). The binaries include the CUDA and
+// NCCL headers for their types only and link neither library: the module is loaded on the first GPU
+// check (plugins/gpu/gpu_runtime.hpp), so `preflight` and `preflight-agent` start on a host without
+// the GPU stack, and a GPU check there reports what is missing. The module links the CUDA runtime
+// statically (which itself loads the driver, libcuda.so.1, on first use) and libnccl.so.2
+// dynamically.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#if PREFLIGHT_WITH_NCCL
+#include <nccl.h>
+#endif
+
+// Bumped whenever a member is added, removed or reordered: a module and a binary of different
+// layouts refuse each other.
+#define PREFLIGHT_GPU_API_ABI 1
+
+extern "C" {
+
+struct preflight_gpu_api {
+    int abi;                        // PREFLIGHT_GPU_API_ABI of the module's build
+    const char* preflight_version;  // core::build_version() of the module's build
+    // CUDA runtime
+    decltype(&::cudaGetDeviceCount) cudaGetDeviceCount;
+    decltype(&::cudaGetDeviceProperties) cudaGetDeviceProperties;
+    decltype(&::cudaDeviceGetPCIBusId) cudaDeviceGetPCIBusId;
+    decltype(&::cudaSetDevice) cudaSetDevice;
+    cudaError_t (*cudaMalloc)(void** pointer, size_t bytes);  // overloaded in C++: spelled out
+    decltype(&::cudaFree) cudaFree;
+    decltype(&::cudaMemcpy) cudaMemcpy;
+    decltype(&::cudaStreamCreateWithFlags) cudaStreamCreateWithFlags;
+    decltype(&::cudaStreamDestroy) cudaStreamDestroy;
+    decltype(&::cudaStreamQuery) cudaStreamQuery;
+    decltype(&::cudaGetErrorString) cudaGetErrorString;
+    decltype(&::cudaGetErrorName) cudaGetErrorName;
+    decltype(&::cudaDriverGetVersion) cudaDriverGetVersion;
+    decltype(&::cudaRuntimeGetVersion) cudaRuntimeGetVersion;
+#if PREFLIGHT_WITH_NCCL
+    // NCCL
+    decltype(&::ncclGetVersion) ncclGetVersion;
+    decltype(&::ncclGetUniqueId) ncclGetUniqueId;
+    decltype(&::ncclCommInitRankConfig) ncclCommInitRankConfig;
+    decltype(&::ncclCommGetAsyncError) ncclCommGetAsyncError;
+    decltype(&::ncclCommAbort) ncclCommAbort;
+    decltype(&::ncclCommDestroy) ncclCommDestroy;
+    decltype(&::ncclGroupStart) ncclGroupStart;
+    decltype(&::ncclGroupEnd) ncclGroupEnd;
+    decltype(&::ncclAllReduce) ncclAllReduce;
+    decltype(&::ncclGetErrorString) ncclGetErrorString;
+    decltype(&::ncclGetLastError) ncclGetLastError;
+#endif
+};
+
+// The one symbol the module exports.
+const preflight_gpu_api* preflight_gpu_api_v1(void);
+}

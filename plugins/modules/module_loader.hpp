@@ -1,0 +1,30 @@
+// Finds and loads preflight's own modules (libpreflight-gpu.so, libpreflight-mpi.so): the code
+// that links the GPU and MPI libraries, kept out of the binaries so that they start without them.
+// A module is looked up in one place only, <directory of this executable>/../lib/preflight
+// (/usr/bin -> /usr/lib/preflight when installed, build/bin -> build/lib/preflight in a build);
+// no environment variable or search path can point a root agent at other code.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "core/result.hpp"
+
+namespace preflight::plugins {
+
+std::filesystem::path module_directory();
+
+// dlopen(module_directory() / file) and dlsym(symbol), called as a function returning the module's
+// table. Errors say what to do: the module is not installed (and which package has it), or it
+// cannot be loaded, with the dynamic loader's reason, which names a missing library
+// ("libnccl.so.2: cannot open shared object file ..."). global: RTLD_GLOBAL, for libraries that
+// load their own plugins (Open MPI's components look up libmpi's symbols). Never unloaded.
+core::Result<const void*> load_module_table(const std::string& file, const char* symbol,
+                                            bool global);
+
+// The table's ABI number and the preflight version the module was built as must be this binary's:
+// a module left from another version is refused with both versions named.
+core::Status check_module_build(const std::string& file, int module_abi, int binary_abi,
+                                const char* module_version);
+
+}  // namespace preflight::plugins
