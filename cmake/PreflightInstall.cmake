@@ -4,12 +4,17 @@
 #           pages, docs;
 #   gpu  -> package `preflight-gpu`: the modules that link CUDA, NCCL and MPI (their
 #           install(TARGETS ... COMPONENT gpu) rules sit beside the targets) and their docs.
-# With CMAKE_INSTALL_PREFIX=/usr (the package) the configuration goes to /etc/preflight; with any
-# other prefix to <prefix>/etc/preflight (GNUInstallDirs' rule for SYSCONFDIR).
+# With CMAKE_INSTALL_PREFIX=/usr (the package) the configuration goes to /etc/preflight, an
+# absolute path (GNUInstallDirs' rule for SYSCONFDIR, so `cmake --install --prefix` does not move
+# it); with any other configured prefix to <prefix>/etc/preflight.
 include(GNUInstallDirs)
 
 set(PREFLIGHT_DATADIR ${CMAKE_INSTALL_DATADIR}/preflight)
-set(PREFLIGHT_SYSCONFDIR ${CMAKE_INSTALL_FULL_SYSCONFDIR}/preflight)
+if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+  set(PREFLIGHT_SYSCONFDIR ${CMAKE_INSTALL_FULL_SYSCONFDIR}/preflight)
+else()
+  set(PREFLIGHT_SYSCONFDIR ${CMAKE_INSTALL_SYSCONFDIR}/preflight)
+endif()
 
 # Both programs in bin/: the controller finds the agent next to itself and the programs find their
 # modules in <exe dir>/../lib/preflight/.
