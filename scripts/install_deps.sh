@@ -26,6 +26,10 @@ packages=(
   clang libclang-rt-14-dev ccache
   # Slurm test bed (scripts/testbed/slurm_up.sh); never slurm-wlm-emulator (it replaces slurmd)
   slurmctld slurmd slurm-client munge
+  # packages and the container image (scripts/package.sh, scripts/image.sh, tests/packaging/):
+  # dpkg-shlibdeps and lintian for the .deb files, podman/buildah with runc (crun fails on this
+  # machine kind's cgroups), mmdebstrap for the base built from the apt sources, uidmap for podman
+  dpkg-dev file binutils lintian podman buildah runc mmdebstrap uidmap
 )
 # Kubernetes tests: a real kubectl (Debian's kubernetes-client unless one is installed: both own
 # /usr/bin/kubectl) and node/npm for the manifest schema validator (tests/k8s_manifests).

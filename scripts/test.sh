@@ -5,11 +5,15 @@
 #      under it: unit and integration (network-namespace fabrics with real Gloo traffic, Slurm, MPI);
 #   3. build only what the `tsan`-labelled tests need with ThreadSanitizer (preset tsan,
 #      build-tsan/, target tsan_tests) and run them: controller and agent threads together;
-#   4. run the libFuzzer targets for a fixed number of executions each (scripts/fuzz.sh).
-#   The TSan build and the fuzzers of 3 and 4 run beside the ASan suite of 2, at nice 19.
+#   4. run the libFuzzer targets for a fixed number of executions each (scripts/fuzz.sh);
+#   5. packaging: the Debian packages (scripts/package.sh: a Release build in build-pkg/, cpack,
+#      lintian), the container image (scripts/image.sh) and their tests (tests/packaging/).
+#   The TSan build and the fuzzers of 3 and 4, and the package and image builds of 5, run beside
+#   the ASan suite of 2, at nice 19; the packaging tests run at the end.
 # scripts/test.sh --release (or PREFLIGHT_TEST_MODE=release) is the fast developer path: one
 # RelWithDebInfo build in build/ (scripts/build.sh), every test, then the fuzzers.
-# Other arguments go to ctest, e.g. -L unit or -L integration (the fuzzers are skipped then).
+# Other arguments go to ctest, e.g. -L unit or -L integration (the fuzzers and packaging are
+# skipped then; PREFLIGHT_TEST_PACKAGING=0 skips packaging alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${PREFLIGHT_TEST_MODE:-sanitizers}
@@ -37,6 +41,32 @@ bash scripts/install_deps.sh
 phase "layers (scripts/check_layers.py)"
 python3 scripts/check_layers.py
 failed=0
+packaging=0
+[[ $# -eq 0 && ${PREFLIGHT_TEST_PACKAGING:-1} != 0 ]] && packaging=1
+# Packaging, step 1: the packages and the image (base from the apt sources, then the package
+# installed into it). Logs to $1; its last line says how it ended.
+build_packages() {
+  (
+    set +e
+    nice -n 19 bash scripts/image.sh --base-only >/dev/null || { echo "side: image_base=$?"; exit 1; }
+    nice -n 19 bash scripts/package.sh >/dev/null || { echo "side: package=$?"; exit 1; }
+    nice -n 19 bash scripts/image.sh >/dev/null || { echo "side: image=$?"; exit 1; }
+    echo "side: packaging=0"
+  ) >"$1" 2>&1
+}
+# Packaging, step 2: the checks of the packages and the image.
+test_packages() {
+  if ! grep -q '^side: packaging=0$' "$1"; then
+    grep -v '^\[' "$1" | tail -n 60
+    return 1
+  fi
+  grep -E '^package\.sh .*done|^image\.sh .*done' "$1" || true
+  local rc=0
+  bash tests/packaging/package_test.sh || rc=1
+  bash tests/packaging/image_test.sh || rc=1
+  return $rc
+}
+pkg_log=$(mktemp)
 if [[ $mode == release ]]; then
   phase "release build (build/)"
   bash scripts/build.sh
@@ -66,7 +96,12 @@ else
     fi
   ) >"$side_log" 2>&1 &
   side=$!
-  phase "ctest under ASan+UBSan: whole suite (TSan build and fuzzers beside it, nice 19)"
+  pkg_side=""
+  if ((packaging)); then
+    build_packages "$pkg_log" &
+    pkg_side=$!
+  fi
+  phase "ctest under ASan+UBSan: whole suite (TSan build, fuzzers, packages and image beside it, nice 19)"
   ctest --test-dir build-asan --output-on-failure -j "$jobs" "$@" || failed=1
   phase "waiting for the TSan build and the fuzzers"
   wait "$side" || true
@@ -88,6 +123,19 @@ fi
 if [[ $mode == release && $# -eq 0 ]]; then
   phase "fuzzers"
   bash scripts/fuzz.sh || failed=1
+  if ((packaging)); then
+    phase "packages and image (scripts/package.sh, scripts/image.sh)"
+    build_packages "$pkg_log"
+  fi
 fi
+if ((packaging)); then
+  if [[ -n ${pkg_side:-} ]]; then
+    phase "waiting for the packages and the image"
+    wait "$pkg_side" || true
+  fi
+  phase "packaging tests (tests/packaging/)"
+  test_packages "$pkg_log" || failed=1
+fi
+rm -f "$pkg_log"
 phase "done (failed=$failed)"
 exit $failed
