@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/launch/k8s_job_launcher.hpp"
+#include "core/build_info.hpp"
 #include "core/process.hpp"
 
 namespace {
@@ -67,7 +68,13 @@ TEST(K8sManifests, BaseRendersAndValidatesAgainstTheOpenApiSchema) {
     // controller Job, certification CronJob.
     expect_valid(".", 13);
     const std::string yaml = render(k_src + "/manifests/k8s");
-    EXPECT_NE(yaml.find("image: preflight:0.1.0"), std::string::npos);
+    // The image kustomize sets on the Jobs, the one config.yaml gives the agents, and the one
+    // scripts/image.sh builds (localhost/preflight:<project version>) are the same.
+    const std::string image =
+        "localhost/preflight:" + std::string(preflight::core::build_version());
+    EXPECT_NE(yaml.find("image: " + image + "\n"), std::string::npos) << yaml;
+    EXPECT_NE(yaml.find("image: " + image + "  # the same image"), std::string::npos) << yaml;
+    EXPECT_EQ(yaml.find("image: preflight\n"), std::string::npos) << "an image kustomize missed";
     // Least privilege: nothing may grant wildcards or access to everything.
     EXPECT_EQ(yaml.find("'*'"), std::string::npos);
     EXPECT_EQ(yaml.find("\"*\""), std::string::npos);
@@ -92,7 +99,7 @@ TEST(K8sManifests, LauncherJobAndSecretValidate) {
     in.name = preflight::controller::k8s::job_name_for(in.run_id);
     in.namespace_name = "preflight";
     in.nodes = {"gpu001", "gpu002", "gpu003"};
-    in.image = "preflight:0.1.0";
+    in.image = "localhost/preflight:0.2.0";
     in.service_account = "preflight-agent";
     in.controller = "10.0.0.5:7070";
     in.agent_args = {"--log-level", "info"};
