@@ -46,7 +46,9 @@ owner_of() {
   real=$(readlink -f "$1")
   for p in "$1" "$real"; do
     for cand in "$p" "${p#/usr}" "/usr$p"; do
-      o=$(dpkg-query -S "$cand" 2>/dev/null | head -n1 | cut -d: -f1)
+      # No early exit in a pipeline (head, awk's exit): under pipefail the writer's SIGPIPE would
+      # end the script.
+      o=$(dpkg-query -S "$cand" 2>/dev/null | awk -F: 'NR == 1 {print $1}')
       [[ -n $o ]] && { echo "$o"; return 0; }
     done
   done
@@ -64,7 +66,7 @@ for deb in "${debs[@]}"; do
     [[ $(file -b "$elf") == ELF* ]] || continue
     for lib in $(objdump -p "$elf" | awk '$1 == "NEEDED" {print $2}'); do
       [[ -e $tmp/usr/lib/preflight/$lib ]] && continue   # shipped in this package
-      path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64|x86_64/ {print $NF; exit}')
+      path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64|x86_64/ && !found {print $NF; found = 1}')
       owner=""
       [[ -n $path ]] && owner=$(owner_of "$path")
       if [[ -z $owner ]]; then

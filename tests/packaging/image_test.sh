@@ -36,7 +36,11 @@ expect "the image has preflight and not preflight-gpu" \
 
 # Node-local link checks against the host's sysfs. --network none: the container's own sysfs
 # would show only lo, so a host interface in the report proves the agent read /host/sys.
-host_if=$(ls /sys/class/net | grep -v '^lo$' | head -n1)
+# The host interface link.netdev must report: the first one backed by a device (its default set).
+host_if=""
+for dev in /sys/class/net/*; do
+  [[ -e $dev/device ]] && { host_if=${dev##*/}; break; }
+done
 mkdir -p "$tmp/out"
 run --network none -v /sys:/host/sys:ro -v "$PWD/tests/packaging/fixtures:/fixtures:ro" -v "$tmp/out:/out" \
   "$image" preflight-agent --standalone --node image-test --sysfs-root /host \
@@ -76,8 +80,8 @@ c = [c for c in o["checks"] if c["check"] == "collective.nccl_allreduce_local"][
 print(c["verdict"] + "|" + c.get("detail", ""))' "$tmp/out/nccl.json" 2>/dev/null)
 echo "     collective.nccl_allreduce_local: ${nccl:-no result}"
 expect "collective.nccl_allreduce_local is skip in the image" test "${nccl%%|*}" = skip
-expect "its reason names what is missing (the GPU module or libnccl)" \
-  grep -Eiq 'libpreflight-gpu|libnccl|preflight-gpu|module' <<<"${nccl#*|}"
+expect "its reason names the missing module and the package that has it" \
+  grep -Fq 'NCCL not available: libpreflight-gpu.so is not installed (looked for /usr/lib/preflight/libpreflight-gpu.so; it is in the preflight-gpu package)' <<<"${nccl#*|}"
 
 # A clean Debian 12 (the base image): apt installs both packages and pulls their Depends.
 if podman image exists "$base_image"; then
@@ -90,6 +94,10 @@ if podman image exists "$base_image"; then
   sed 's/^/     /' <<<"$out" | tail -n 6
   expect "apt-get install ./preflight_*.deb ./preflight-gpu_*.deb on clean Debian 12 works (rc $rc)" test "$rc" -eq 0
   expect "both programs print the version after it" test "$(grep -Ec "^preflight $project_version" <<<"$out")" -eq 2
+  # preflight-gpu without NVIDIA's libnccl2: the module is there, NCCL is not, and --version says so.
+  expect "with preflight-gpu but no NCCL, --version names libnccl.so.2 as missing" \
+    grep -Fq 'CUDA, NCCL: not available: cannot load /usr/lib/preflight/libpreflight-gpu.so: libnccl.so.2: cannot open shared object file' <<<"$out"
+  expect "and finds Open MPI, which preflight-gpu depends on" grep -q '^MPI: Open MPI v4' <<<"$out"
 else
   bad "no base image $base_image for the clean-install check (scripts/image.sh makes it)"
 fi

@@ -7,8 +7,8 @@ cd "$(dirname "$0")/../.."
 source tests/packaging/lib.sh
 dir=${1:-build/pkg}
 build_dir=${PREFLIGHT_PKG_BUILD_DIR:-build-pkg}
-base=$(compgen -G "$dir/preflight_*.deb" | head -n1)
-gpu=$(compgen -G "$dir/preflight-gpu_*.deb" | head -n1)
+base=$(compgen -G "$dir/preflight_*.deb" | awk 'NR == 1')
+gpu=$(compgen -G "$dir/preflight-gpu_*.deb" | awk 'NR == 1')
 [[ -n $base && -n $gpu ]] || { echo "package_test.sh: no preflight_*.deb and preflight-gpu_*.deb in $dir"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
