@@ -233,8 +233,16 @@ int mpi_bootstrap_main(int argc, char** argv) {
         return core::to_int(core::ExitCode::run_error);
     }
     int rank = 0, size = 0;
-    mpi.world_rank(&rank);
-    mpi.world_size(&size);
+    int rc = mpi.world_rank(&rank);
+    if (rc == 0) {
+        rc = mpi.world_size(&size);
+    }
+    if (rc != 0 || size < 1 || rank < 0 || rank >= size) {
+        std::fprintf(stderr, "preflight-agent: MPI gives rank %d of %d (%s)\n", rank, size,
+                     plugins::mpi_error("MPI_Comm_rank/size", rc).c_str());
+        mpi.abort(core::to_int(core::ExitCode::run_error));
+        return core::to_int(core::ExitCode::run_error);
+    }
     if (serialized == 0) {
         if (rank == 0) {
             std::fprintf(stderr, "preflight-agent: MPI does not provide MPI_THREAD_SERIALIZED\n");
@@ -249,10 +257,12 @@ int mpi_bootstrap_main(int argc, char** argv) {
     const std::string host = node_name();
     std::memcpy(mine.data(), host.data(), std::min(host.size(), k_name_max - 1));
     std::vector<char> all(k_name_max * static_cast<std::size_t>(size), '\0');
-    // MPI_ERRORS_RETURN is set on the world: a failed collective ends this rank with the reason.
+    // MPI_ERRORS_RETURN is set on the world: a failed collective is reported with the reason and
+    // ends the whole job (MPI_Abort): the other ranks may be blocked in this collective or the
+    // next, and MPI_Finalize would wait for them forever.
     auto failed = [&mpi](const char* call, int rc) {
         std::fprintf(stderr, "preflight-agent: %s\n", plugins::mpi_error(call, rc).c_str());
-        mpi.finalize();
+        mpi.abort(core::to_int(core::ExitCode::run_error));
         return core::to_int(core::ExitCode::run_error);
     };
     if (const int rc = mpi.world_allgather(mine.data(), all.data(), static_cast<int>(k_name_max));
@@ -370,7 +380,7 @@ int mpi_bootstrap_main(int argc, char** argv) {
         options.controller_host = "127.0.0.1";
     }
 
-    int rc = run_agent(options);
+    rc = run_agent(options);
     if (rank == 0) {
         // The controller ends after it has told every agent to shut down and written the report.
         // Bounded: a controller that does not finish within 10 minutes of its agents is stopped,

@@ -62,7 +62,7 @@ string(CONCAT CPACK_DEBIAN_BASE_DESCRIPTION
 set(CPACK_DEBIAN_BASE_PACKAGE_SECTION admin)
 # ip and tc: the demo, the test-bed fabric and inventories with network namespaces; scontrol and
 # srun: the Slurm launcher, drains and the prolog. Neither is linked, so shlibdeps cannot see them.
-set(CPACK_DEBIAN_BASE_PACKAGE_RECOMMENDS "iproute2")
+set(CPACK_DEBIAN_BASE_PACKAGE_RECOMMENDS "iproute2, openssl")  # ip/tc for the demo, tls_make_ca.sh
 set(CPACK_DEBIAN_BASE_PACKAGE_SUGGESTS "slurm-client")
 # The conffiles list: every file installed under /etc/preflight.
 string(REPLACE ";" "\n" preflight_conffiles "${PREFLIGHT_CONFFILES}")

@@ -1,5 +1,6 @@
 #include "core/protocol.hpp"
 #include "core/build_info.hpp"
+#include "core/log_text.hpp"
 
 #include "core/checked_number.hpp"
 
@@ -262,17 +263,19 @@ std::string serialize(const Message& m) {
 namespace {
 
 // Who sent a frame of another version, as far as it says: " from the agent 'gpu001' (preflight
-// 0.1.0)". Strings only; whoever logs the error escapes it.
+// 0.1.0)". Strings only, escaped for a log and cut (the peer is not authenticated).
 std::string from_peer(const json& j) {
     auto text = [&j](const char* key) {
         auto it = j.find(key);
         return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
     };
     const std::string type = text("type");
-    const std::string build = text("version");
-    const std::string who = type == "hello"       ? "the agent '" + text("node") + "'"
-                            : type == "challenge" ? std::string("the controller")
-                                                  : std::string("the peer");
+    // Escaped and cut here: the agent logs this error as it is.
+    const std::string build = escape_for_log(text("version"), k_log_name_bytes);
+    const std::string who =
+        type == "hello"       ? "the agent '" + escape_for_log(text("node"), k_log_name_bytes) + "'"
+        : type == "challenge" ? std::string("the controller")
+                              : std::string("the peer");
     return " from " + who + (build.empty() ? "" : " (preflight " + build + ")");
 }
 

@@ -2,7 +2,7 @@
 # dependency was not found are left out, and the configure step says so.
 #
 # The binaries link none of the GPU or MPI libraries. What calls them is in two modules,
-# libpreflight-gpu.so (CUDA runtime, linked statically, and libnccl.so.2) and libpreflight-mpi.so
+# libpreflight-gpu.so (CUDA runtime, linked statically; libnccl.so.2 opened on demand) and libpreflight-mpi.so
 # (libmpi), built into ${PROJECT_BINARY_DIR}/lib/preflight and installed to lib/preflight (the
 # preflight-gpu package); plugins/modules/module_loader.hpp loads them on first use. The
 # binaries need only the CUDA and NCCL headers, for types.
@@ -28,8 +28,11 @@ target_link_libraries(preflight_plugins PRIVATE ${CMAKE_DL_LIBS} Threads::Thread
 set(PREFLIGHT_MODULE_DIR ${PROJECT_BINARY_DIR}/lib/preflight)
 function(preflight_module target file)
   add_library(${target} MODULE ${file})
+  # No build RUNPATH: the libraries a module needs are found as for any program (a RUNPATH with an
+  # empty entry would make the loader try the current directory).
   set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${PREFLIGHT_MODULE_DIR}
-                        CXX_VISIBILITY_PRESET hidden POSITION_INDEPENDENT_CODE ON)
+                        CXX_VISIBILITY_PRESET hidden POSITION_INDEPENDENT_CODE ON
+                        SKIP_BUILD_RPATH ON)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR})
   target_compile_definitions(${target} PRIVATE PREFLIGHT_VERSION="${PROJECT_VERSION}")
   target_link_libraries(${target} PRIVATE preflight_warnings)
@@ -58,7 +61,12 @@ if(PREFLIGHT_WITH_NCCL)
   target_compile_definitions(preflight_plugins PUBLIC PREFLIGHT_WITH_NCCL=1)
   target_include_directories(preflight_gpu_module PRIVATE ${PREFLIGHT_NCCL_INCLUDE_DIR})
   target_compile_definitions(preflight_gpu_module PRIVATE PREFLIGHT_WITH_NCCL=1)
-  target_link_libraries(preflight_gpu_module PRIVATE ${PREFLIGHT_NCCL_LIBRARY})
+  # NCCL is opened by the module itself when an NCCL check asks (dlopen): not linked, so the CUDA
+  # part loads on a node without it. Its headers give the types.
+  target_link_libraries(preflight_gpu_module PRIVATE ${CMAKE_DL_LIBS})
+  get_filename_component(_pf_nccl_dir ${PREFLIGHT_NCCL_LIBRARY} DIRECTORY)
+  target_compile_definitions(preflight_gpu_module PRIVATE
+                             PREFLIGHT_NCCL_FALLBACK="${_pf_nccl_dir}/libnccl.so.2")
 else()
   list(APPEND _pf_left_out "collective.nccl_allreduce[_local] (PREFLIGHT_WITH_NCCL=OFF)")
 endif()

@@ -23,7 +23,7 @@ void gpu_lines(Lines& lines) {
 #if PREFLIGHT_WITH_CUDA
     auto api = load_gpu_api();
     if (!api) {
-        lines.emplace_back("CUDA, NCCL", "not available: " + api.error().message);
+        lines.emplace_back("CUDA, NCCL", "not available: " + api.error().message);  // no module
         return;
     }
     int driver = 0;
@@ -38,9 +38,12 @@ void gpu_lines(Lines& lines) {
                            cuda_version_text(runtime) + " (static, in " + k_gpu_module + ")");
     }
 #if PREFLIGHT_WITH_NCCL
-    int nccl = 0;
-    if ((*api)->ncclGetVersion(&nccl) == ncclSuccess) {
-        lines.emplace_back("NCCL", nccl_version_text(nccl));
+    auto nccl = load_nccl_api();
+    int code = 0;
+    if (!nccl) {
+        lines.emplace_back("NCCL", "not available: " + nccl.error().message);
+    } else if ((*nccl)->ncclGetVersion(&code) == ncclSuccess) {
+        lines.emplace_back("NCCL", nccl_version_text(code));
     }
 #endif
 #else

@@ -12,11 +12,14 @@ namespace {
 core::Result<const preflight_mpi_api*> load_once() {
     // RTLD_GLOBAL: Open MPI's components (mca_*.so) resolve libmpi's symbols through the global
     // scope, which a local load would hide from them.
-    auto table = load_module_table(k_mpi_module, "preflight_mpi_api_v1", /*global=*/true);
-    if (!table) {
-        return table.error();
+    auto symbol = load_module_symbol(k_mpi_module, "preflight_mpi_api_v1", /*global=*/true);
+    if (!symbol) {
+        return symbol.error();
     }
-    const auto* api = static_cast<const preflight_mpi_api*>(*table);
+    const auto* api = reinterpret_cast<decltype(&preflight_mpi_api_v1)>(*symbol)();
+    if (api == nullptr) {
+        return core::Error{std::string(k_mpi_module) + ": preflight_mpi_api_v1 returned nothing"};
+    }
     if (auto st = check_module_build(k_mpi_module, api->abi, PREFLIGHT_MPI_API_ABI,
                                      api->preflight_version);
         !st) {

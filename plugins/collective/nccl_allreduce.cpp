@@ -91,7 +91,7 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
     // configuration requires GPUs here.
     const auto missing =
         params.at("require_gpu").get<bool>() ? core::Verdict::error : core::Verdict::skip;
-    if (auto api = load_gpu_api(); !api) {
+    if (auto api = load_nccl_api(); !api) {
         return make_result(missing, "NCCL not available: " + api.error().message);
     }
     // cudaGetDeviceCount leaves its output unwritten when it fails (no driver: 35,
@@ -158,7 +158,7 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
             *ctx.kv, ctx.group.id, node_rank, sizeof(id),
             []() -> core::Result<std::vector<char>> {
                 ncclUniqueId fresh{};
-                if (const ncclResult_t rc = gpu().ncclGetUniqueId(&fresh); rc != ncclSuccess) {
+                if (const ncclResult_t rc = nccl_lib().ncclGetUniqueId(&fresh); rc != ncclSuccess) {
                     return nccl_error("ncclGetUniqueId", rc);
                 }
                 const auto* raw = reinterpret_cast<const char*>(&fresh);
@@ -169,7 +169,7 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
             return make_result(core::Verdict::error, shared.error().message);
         }
         std::memcpy(&id, shared->data(), sizeof(id));
-    } else if (const ncclResult_t rc = gpu().ncclGetUniqueId(&id); rc != ncclSuccess) {
+    } else if (const ncclResult_t rc = nccl_lib().ncclGetUniqueId(&id); rc != ncclSuccess) {
         return make_result(core::Verdict::error, nccl_error("ncclGetUniqueId", rc).message);
     }
 
@@ -190,7 +190,7 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
     result.metrics["gpus_per_node"] = gpus;
     result.metrics["bytes"] = static_cast<double>(bytes);
     int version = 0;
-    if (gpu().ncclGetVersion(&version) == ncclSuccess) {
+    if (nccl_lib().ncclGetVersion(&version) == ncclSuccess) {
         result.metrics["nccl_version"] = version;
     }
 
@@ -228,13 +228,13 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
                     if (local.aborted) {
                         return k_aborted;
                     }
-                    PF_NCCL_CHECK(gpu().ncclGroupStart());
+                    PF_NCCL_CHECK(nccl_lib().ncclGroupStart());
                     for (int d = 0; d < gpus; ++d) {
                         PF_CUDA_CHECK(gpu().cudaSetDevice(d));
-                        PF_NCCL_CHECK(gpu().ncclCommInitRankConfig(&local.comms[d], nranks, id,
-                                                                   first_rank + d, &config));
+                        PF_NCCL_CHECK(nccl_lib().ncclCommInitRankConfig(&local.comms[d], nranks, id,
+                                                                    first_rank + d, &config));
                     }
-                    PF_NCCL_CHECK(gpu().ncclGroupEnd());
+                    PF_NCCL_CHECK(nccl_lib().ncclGroupEnd());
                 }
                 return settle(local);
             });
@@ -318,13 +318,13 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
                     if (local.aborted) {
                         return k_aborted;
                     }
-                    PF_NCCL_CHECK(gpu().ncclGroupStart());
+                    PF_NCCL_CHECK(nccl_lib().ncclGroupStart());
                     for (int d = 0; d < gpus; ++d) {
-                        PF_NCCL_CHECK(gpu().ncclAllReduce(local.scalars[d], local.scalars[d], 2,
-                                                          ncclFloat64, ncclSum, local.comms[d],
-                                                          local.streams[d]));
+                        PF_NCCL_CHECK(nccl_lib().ncclAllReduce(local.scalars[d], local.scalars[d], 2,
+                                                           ncclFloat64, ncclSum, local.comms[d],
+                                                           local.streams[d]));
                     }
-                    PF_NCCL_CHECK(gpu().ncclGroupEnd());
+                    PF_NCCL_CHECK(nccl_lib().ncclGroupEnd());
                 }
                 if (auto s = settle(local); !s) {
                     return s;

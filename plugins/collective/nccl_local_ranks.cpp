@@ -39,7 +39,7 @@ core::Status poll_comms(LocalRanks& local, bool& pending) {
     pending = false;
     for (auto comm : local.comms) {
         ncclResult_t state = ncclSuccess;
-        PF_NCCL_CHECK(gpu().ncclCommGetAsyncError(comm, &state));
+        PF_NCCL_CHECK(nccl_lib().ncclCommGetAsyncError(comm, &state));
         if (state == ncclInProgress) {
             pending = true;
         } else if (state != ncclSuccess) {
@@ -108,12 +108,12 @@ core::Status launch_allreduce(LocalRanks& local, std::size_t count) {
         if (local.aborted) {
             return k_aborted;
         }
-        PF_NCCL_CHECK(gpu().ncclGroupStart());
+        PF_NCCL_CHECK(nccl_lib().ncclGroupStart());
         for (int d = 0; d < local.gpus; ++d) {
-            PF_NCCL_CHECK(gpu().ncclAllReduce(local.send[d], local.recv[d], count, ncclFloat32,
+            PF_NCCL_CHECK(nccl_lib().ncclAllReduce(local.send[d], local.recv[d], count, ncclFloat32,
                                               ncclSum, local.comms[d], local.streams[d]));
         }
-        PF_NCCL_CHECK(gpu().ncclGroupEnd());
+        PF_NCCL_CHECK(nccl_lib().ncclGroupEnd());
     }
     return settle(local);
 }
@@ -191,7 +191,7 @@ void LocalRanks::abort_all() {
     aborted = true;
     for (auto comm : comms) {
         if (comm != nullptr) {
-            gpu().ncclCommAbort(comm);
+            nccl_lib().ncclCommAbort(comm);
         }
     }
 }
@@ -203,7 +203,7 @@ LocalRanks::~LocalRanks() {
     for (int d = 0; d < gpus; ++d) {
         gpu().cudaSetDevice(d);
         if (!aborted && d < static_cast<int>(comms.size()) && comms[d] != nullptr) {
-            gpu().ncclCommDestroy(comms[d]);
+            nccl_lib().ncclCommDestroy(comms[d]);
         }
         if (d < static_cast<int>(send.size()) && send[d] != nullptr) {
             gpu().cudaFree(send[d]);

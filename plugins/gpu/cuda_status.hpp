@@ -13,11 +13,14 @@
 
 namespace preflight::plugins {
 
-// The call as the macros quote it, without the table it goes through ("gpu().cudaMalloc(...)").
+// The call as the macros quote it, without the table it goes through ("gpu().cudaMalloc(...)",
+// "nccl_lib().ncclAllReduce(...)").
 inline std::string call_text(const char* call) {
     std::string_view text(call);
-    if (text.starts_with("gpu().")) {
-        text.remove_prefix(6);
+    for (std::string_view table : {"gpu().", "nccl_lib()."}) {
+        if (text.starts_with(table)) {
+            text.remove_prefix(table.size());
+        }
     }
     return std::string(text);
 }
@@ -29,8 +32,8 @@ inline core::Error cuda_error(const char* call, cudaError_t code) {
 
 #if PREFLIGHT_WITH_NCCL
 inline core::Error nccl_error(const char* call, ncclResult_t code) {
-    std::string message = call_text(call) + ": " + gpu().ncclGetErrorString(code);
-    if (const char* last = gpu().ncclGetLastError(nullptr); last != nullptr && *last != '\0') {
+    std::string message = call_text(call) + ": " + nccl_lib().ncclGetErrorString(code);
+    if (const char* last = nccl_lib().ncclGetLastError(nullptr); last != nullptr && *last != '\0') {
         message += " (" + std::string(last) + ")";
     }
     return core::Error{message};

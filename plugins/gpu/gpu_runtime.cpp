@@ -10,11 +10,14 @@ namespace preflight::plugins {
 namespace {
 
 core::Result<const preflight_gpu_api*> load_once() {
-    auto table = load_module_table(k_gpu_module, "preflight_gpu_api_v1", /*global=*/false);
-    if (!table) {
-        return table.error();
+    auto symbol = load_module_symbol(k_gpu_module, "preflight_gpu_api_v1", /*global=*/false);
+    if (!symbol) {
+        return symbol.error();
     }
-    const auto* api = static_cast<const preflight_gpu_api*>(*table);
+    const auto* api = reinterpret_cast<decltype(&preflight_gpu_api_v1)>(*symbol)();
+    if (api == nullptr) {
+        return core::Error{std::string(k_gpu_module) + ": preflight_gpu_api_v1 returned nothing"};
+    }
     if (auto st = check_module_build(k_gpu_module, api->abi, PREFLIGHT_GPU_API_ABI,
                                      api->preflight_version);
         !st) {
@@ -40,5 +43,43 @@ const preflight_gpu_api& gpu() {
     }
     return **loaded;
 }
+
+#if PREFLIGHT_WITH_NCCL
+namespace {
+
+core::Result<const preflight_nccl_api*> load_nccl_once() {
+    auto gpu_api = load_gpu_api();
+    if (!gpu_api) {
+        return gpu_api.error();
+    }
+    auto symbol = load_module_symbol(k_gpu_module, "preflight_nccl_api_v1", /*global=*/false);
+    if (!symbol) {
+        return symbol.error();
+    }
+    char why[512] = {};
+    const auto* api = reinterpret_cast<decltype(&preflight_nccl_api_v1)>(*symbol)(why, sizeof(why));
+    if (api == nullptr) {
+        return core::Error{std::string("cannot load NCCL: ") + why};
+    }
+    return api;
+}
+
+}  // namespace
+
+core::Result<const preflight_nccl_api*> load_nccl_api() {
+    static const core::Result<const preflight_nccl_api*> k_loaded = load_nccl_once();
+    return k_loaded;
+}
+
+const preflight_nccl_api& nccl_lib() {
+    auto loaded = load_nccl_api();
+    if (!loaded) {
+        std::fprintf(stderr, "preflight: NCCL call without NCCL: %s\n",
+                     loaded.error().message.c_str());
+        std::abort();
+    }
+    return **loaded;
+}
+#endif
 
 }  // namespace preflight::plugins

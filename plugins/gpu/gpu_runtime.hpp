@@ -1,8 +1,9 @@
 // The CUDA runtime and NCCL, loaded on the first GPU check from libpreflight-gpu.so
-// (plugins/modules/gpu_api.hpp). load_gpu_api() loads once per process; its error names what is
-// missing (the module, or a library it needs such as libnccl.so.2), and the GPU checks report that
-// as `skip` (or `error` when their parameters require GPUs). gpu() is the loaded table, for code
-// that runs only after a successful load_gpu_api().
+// (plugins/modules/gpu_api.hpp). load_gpu_api() loads the module once per process and
+// load_nccl_api() NCCL through it; their errors name what is missing (the module, or libnccl.so.2),
+// and the GPU checks report that as `skip` (or `error` when their parameters require GPUs: a
+// missing library is a deployment problem, never a finding about the node). gpu() and nccl_lib() are
+// the loaded tables, for code that runs only after a successful load.
 #pragma once
 
 #include "core/result.hpp"
@@ -14,5 +15,12 @@ inline constexpr const char* k_gpu_module = "libpreflight-gpu.so";
 
 core::Result<const preflight_gpu_api*> load_gpu_api();
 const preflight_gpu_api& gpu();
+
+#if PREFLIGHT_WITH_NCCL
+// NCCL through the module, which opens libnccl.so.2 on the first call; the error names the module
+// or the library. nccl_lib() is the loaded table, after a successful load_nccl_api().
+core::Result<const preflight_nccl_api*> load_nccl_api();
+const preflight_nccl_api& nccl_lib();
+#endif
 
 }  // namespace preflight::plugins

@@ -54,9 +54,12 @@ core::CheckResult GpuInventoryCheck::run_impl(const CheckContext&, const nlohman
 
     GpuInventory inventory;
     if (auto api = load_gpu_api(); !api) {
-        // Reported like a node without a driver: skip, or fail when GPUs are expected here.
-        inventory.cuda_error = "the CUDA runtime is not available: " + api.error().message;
-        return judge_gpu_inventory(inventory, expect);
+        // A deployment problem (the module is missing or foreign), not a finding about the GPUs:
+        // skip, or error when GPUs are expected here; never fail, which could drain the node.
+        core::CheckResult missing;
+        missing.verdict = expect.gpus > 0 ? core::Verdict::error : core::Verdict::skip;
+        missing.detail = "the CUDA runtime is not available: " + api.error().message;
+        return missing;
     }
     // Without a driver cudaGetDeviceCount returns cudaErrorInsufficientDriver and leaves count
     // unwritten, so it starts at 0 and the return code decides.

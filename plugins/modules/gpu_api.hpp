@@ -15,7 +15,7 @@
 
 // Bumped whenever a member is added, removed or reordered: a module and a binary of different
 // layouts refuse each other.
-#define PREFLIGHT_GPU_API_ABI 1
+#define PREFLIGHT_GPU_API_ABI 2
 
 extern "C" {
 
@@ -37,8 +37,12 @@ struct preflight_gpu_api {
     decltype(&::cudaGetErrorName) cudaGetErrorName;
     decltype(&::cudaDriverGetVersion) cudaDriverGetVersion;
     decltype(&::cudaRuntimeGetVersion) cudaRuntimeGetVersion;
+};
+
 #if PREFLIGHT_WITH_NCCL
-    // NCCL
+// NCCL, which the module opens only when asked (dlopen("libnccl.so.2")): a node with the driver
+// and no NCCL still runs gpu.inventory.
+struct preflight_nccl_api {
     decltype(&::ncclGetVersion) ncclGetVersion;
     decltype(&::ncclGetUniqueId) ncclGetUniqueId;
     decltype(&::ncclCommInitRankConfig) ncclCommInitRankConfig;
@@ -50,9 +54,14 @@ struct preflight_gpu_api {
     decltype(&::ncclAllReduce) ncclAllReduce;
     decltype(&::ncclGetErrorString) ncclGetErrorString;
     decltype(&::ncclGetLastError) ncclGetLastError;
-#endif
 };
+#endif
 
-// The one symbol the module exports.
+// The module's exports: the CUDA table, and NCCL's, which loads libnccl.so.2 on the first call
+// and returns NULL with the loader's reason in why (cut to why_size with a final NUL) when it
+// cannot be loaded or lacks a function.
 const preflight_gpu_api* preflight_gpu_api_v1(void);
+#if PREFLIGHT_WITH_NCCL
+const preflight_nccl_api* preflight_nccl_api_v1(char* why, int why_size);
+#endif
 }

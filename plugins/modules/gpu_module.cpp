@@ -1,6 +1,13 @@
-// libpreflight-gpu.so: fills the table of plugins/modules/gpu_api.hpp with the CUDA runtime (linked
-// statically) and NCCL (libnccl.so.2). Nothing else: the checks that use it live in the binaries.
+// libpreflight-gpu.so: fills the tables of plugins/modules/gpu_api.hpp with the CUDA runtime
+// (linked statically) and, when asked, NCCL (opened with dlopen, so that the module loads on a node
+// without NCCL). Nothing else: the checks that use it live in the binaries.
 #include "plugins/modules/gpu_api.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <mutex>
+#include <string>
 
 #ifndef PREFLIGHT_VERSION
 #define PREFLIGHT_VERSION "unknown"
@@ -25,19 +32,73 @@ extern "C" __attribute__((visibility("default"))) const preflight_gpu_api* prefl
         .cudaGetErrorName = &cudaGetErrorName,
         .cudaDriverGetVersion = &cudaDriverGetVersion,
         .cudaRuntimeGetVersion = &cudaRuntimeGetVersion,
-#if PREFLIGHT_WITH_NCCL
-        .ncclGetVersion = &ncclGetVersion,
-        .ncclGetUniqueId = &ncclGetUniqueId,
-        .ncclCommInitRankConfig = &ncclCommInitRankConfig,
-        .ncclCommGetAsyncError = &ncclCommGetAsyncError,
-        .ncclCommAbort = &ncclCommAbort,
-        .ncclCommDestroy = &ncclCommDestroy,
-        .ncclGroupStart = &ncclGroupStart,
-        .ncclGroupEnd = &ncclGroupEnd,
-        .ncclAllReduce = &ncclAllReduce,
-        .ncclGetErrorString = &ncclGetErrorString,
-        .ncclGetLastError = &ncclGetLastError,
-#endif
     };
     return &k_api;
 }
+
+#if PREFLIGHT_WITH_NCCL
+
+namespace {
+
+struct NcclLoad {
+    preflight_nccl_api api{};
+    std::string why;  // empty when loaded
+};
+
+// Each pointer from the library by its exported name; the types are nccl.h's (gpu_api.hpp).
+template <class F>
+bool resolve(void* handle, const char* name, F& out, std::string& why) {
+    out = reinterpret_cast<F>(::dlsym(handle, name));
+    if (out == nullptr && why.empty()) {
+        why = std::string("libnccl.so.2 has no ") + name + " (NCCL 2.14 or later is needed)";
+    }
+    return out != nullptr;
+}
+
+NcclLoad load_nccl() {
+    NcclLoad load;
+    // The loader's search path first (NVIDIA's libnccl2 package, ld.so.conf, LD_LIBRARY_PATH),
+    // then the toolkit directory the build found NCCL in (a CUDA install under /usr/local/cuda).
+    void* handle = ::dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+        const char* why = ::dlerror();
+        load.why = why != nullptr ? why : "libnccl.so.2: dlopen failed";
+#ifdef PREFLIGHT_NCCL_FALLBACK
+        handle = ::dlopen(PREFLIGHT_NCCL_FALLBACK, RTLD_NOW | RTLD_LOCAL);
+#endif
+        if (handle == nullptr) {
+            return load;
+        }
+        load.why.clear();
+    }
+    auto& a = load.api;
+    std::string& w = load.why;
+    resolve(handle, "ncclGetVersion", a.ncclGetVersion, w);
+    resolve(handle, "ncclGetUniqueId", a.ncclGetUniqueId, w);
+    resolve(handle, "ncclCommInitRankConfig", a.ncclCommInitRankConfig, w);
+    resolve(handle, "ncclCommGetAsyncError", a.ncclCommGetAsyncError, w);
+    resolve(handle, "ncclCommAbort", a.ncclCommAbort, w);
+    resolve(handle, "ncclCommDestroy", a.ncclCommDestroy, w);
+    resolve(handle, "ncclGroupStart", a.ncclGroupStart, w);
+    resolve(handle, "ncclGroupEnd", a.ncclGroupEnd, w);
+    resolve(handle, "ncclAllReduce", a.ncclAllReduce, w);
+    resolve(handle, "ncclGetErrorString", a.ncclGetErrorString, w);
+    resolve(handle, "ncclGetLastError", a.ncclGetLastError, w);
+    return load;  // never closed: communicators may outlive any one check
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const preflight_nccl_api* preflight_nccl_api_v1(
+    char* why, int why_size) {
+    static const NcclLoad k_load = load_nccl();
+    if (k_load.why.empty()) {
+        return &k_load.api;
+    }
+    if (why != nullptr && why_size > 0) {
+        std::snprintf(why, static_cast<std::size_t>(why_size), "%s", k_load.why.c_str());
+    }
+    return nullptr;
+}
+
+#endif

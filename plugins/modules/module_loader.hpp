@@ -14,13 +14,15 @@ namespace preflight::plugins {
 
 std::filesystem::path module_directory();
 
-// dlopen(module_directory() / file) and dlsym(symbol), called as a function returning the module's
-// table. Errors say what to do: the module is not installed (and which package has it), or it
-// cannot be loaded, with the dynamic loader's reason, which names a missing library
-// ("libnccl.so.2: cannot open shared object file ..."). global: RTLD_GLOBAL, for libraries that
-// load their own plugins (Open MPI's components look up libmpi's symbols). Never unloaded.
-core::Result<const void*> load_module_table(const std::string& file, const char* symbol,
-                                            bool global);
+// dlopen(module_directory() / file) and dlsym(symbol): the address of the module's export, which
+// the caller casts to the export's own function type (a call through another type is undefined).
+// Errors say what to do: the module is not installed (and which package has it), or it cannot be
+// loaded, with the dynamic loader's reason, which names a missing library ("libmpi.so.40: cannot
+// open shared object file ..."). global: RTLD_GLOBAL, for libraries that load their own plugins
+// (Open MPI's components look up libmpi's symbols). Never unloaded. An agent running as root loads
+// only a module that root owns, in a directory root owns, neither writable by group or others:
+// anyone who could replace it could run code as root.
+core::Result<void*> load_module_symbol(const std::string& file, const char* symbol, bool global);
 
 // The table's ABI number and the preflight version the module was built as must be this binary's:
 // a module left from another version is refused with both versions named.

@@ -6,7 +6,7 @@
  * are returned, never fatal: the module sets MPI_ERRORS_RETURN on every communicator it makes. */
 #pragma once
 
-#define PREFLIGHT_MPI_API_ABI 1
+#define PREFLIGHT_MPI_API_ABI 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,6 +23,9 @@ struct preflight_mpi_api {
      * MPI_COMM_WORLD; *serialized is 1 when the library provides at least that level. */
     int (*init)(int* argc, char*** argv, int* serialized);
     int (*finalize)(void);
+    /* MPI_Abort(MPI_COMM_WORLD, code): ends every rank of the job. After a failed collective a
+     * rank must not call finalize, which waits for ranks that may be blocked in the next one. */
+    int (*abort)(int code);
     int (*world_rank)(int* rank);
     int (*world_size)(int* size);
     /* MPI_COMM_WORLD collectives on bytes (MPI_BYTE). */

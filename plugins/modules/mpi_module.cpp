@@ -62,6 +62,10 @@ int finalize() {
     return MPI_Finalize();
 }
 
+int abort_job(int code) {
+    return MPI_Abort(MPI_COMM_WORLD, code);
+}
+
 int world_rank(int* rank) {
     return MPI_Comm_rank(MPI_COMM_WORLD, rank);
 }
@@ -149,6 +153,7 @@ extern "C" __attribute__((visibility("default"))) const preflight_mpi_api* prefl
         .library_version = &library_version,
         .init = &init,
         .finalize = &finalize,
+        .abort = &abort_job,
         .world_rank = &world_rank,
         .world_size = &world_size,
         .world_allgather = &world_allgather,

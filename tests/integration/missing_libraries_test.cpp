@@ -2,9 +2,10 @@
 // namespace where the CUDA toolkit directory (which holds libnccl.so.2 here) is an empty tmpfs and
 // Open MPI's libmpi.so.40 is an empty file. Then `preflight --version` and `preflight-agent
 // --version` still start and say what is missing; a standalone agent reports the NCCL check as
-// `skip` naming libnccl.so.2 (`error` with require_gpu); a whole run over local agents judges its
-// link and Gloo checks; `--bootstrap mpi` fails naming libmpi. A copy of the agent without its
-// module directory names the missing module and its package. Needs root (mount namespaces).
+// `skip` naming libnccl.so.2 (`error` with require_gpu) while gpu.inventory, which needs no NCCL,
+// still runs; a whole run over local agents judges its link and Gloo checks; `--bootstrap mpi`
+// fails naming libmpi. A copy of the agent without its module directory names the missing module
+// and its package, and a node expected to have GPUs is then `error`, never `fail`. Needs root.
 #include <unistd.h>
 
 #include <filesystem>
@@ -108,8 +109,10 @@ TEST_F(MissingLibraries, VersionStartsAndNamesWhatIsMissing) {
         EXPECT_EQ(ran.exit_code, 0) << ran.output;
         EXPECT_THAT(ran.output, HasSubstr("preflight "));
         EXPECT_THAT(ran.output, HasSubstr("protocol: 2"));
-        EXPECT_THAT(ran.output, HasSubstr("CUDA, NCCL: not available: cannot load"));
-        EXPECT_THAT(ran.output, HasSubstr("libnccl.so.2: cannot open shared object file"));
+        // The GPU module loads (it needs no NCCL); NCCL itself does not.
+        EXPECT_THAT(ran.output, HasSubstr("CUDA runtime: "));
+        EXPECT_THAT(ran.output, HasSubstr("NCCL: not available: cannot load NCCL: libnccl.so.2: "
+                                          "cannot open shared object file"));
         EXPECT_THAT(ran.output, HasSubstr("MPI: not available: cannot load"));
         EXPECT_THAT(ran.output, HasSubstr("libmpi.so.40"));
     }
@@ -139,11 +142,14 @@ TEST_F(MissingLibraries, NcclCheckSkipsNamingTheLibraryOrErrorsWhenRequired) {
     EXPECT_THAT(nccl.value("detail", ""), HasSubstr("libnccl.so.2"));
 }
 
-TEST_F(MissingLibraries, GpuInventorySkipsNamingTheLibrary) {
+TEST_F(MissingLibraries, GpuInventoryNeedsNoNccl) {
+    // The module opens NCCL only for the NCCL checks: without it gpu.inventory still asks the CUDA
+    // runtime, which on this machine (no driver) finds no GPU.
     auto outcome = standalone("checks: [gpu.inventory]\n");
     auto inventory = check_of(outcome, "gpu.inventory");
     EXPECT_EQ(inventory.value("verdict", ""), "skip") << inventory.dump();
-    EXPECT_THAT(inventory.value("detail", ""), HasSubstr("libnccl.so.2"));
+    EXPECT_THAT(inventory.value("detail", ""), HasSubstr("cudaGetDeviceCount"));
+    EXPECT_THAT(inventory.value("detail", ""), Not(HasSubstr("libnccl")));
 }
 
 TEST_F(MissingLibraries, RunOverLocalAgentsJudgesTheOtherChecks) {
@@ -195,6 +201,24 @@ TEST_F(MissingLibraries, AgentWithoutItsModulesNamesThePackage) {
     EXPECT_THAT(ran->output, HasSubstr("preflight-gpu package"));
     EXPECT_THAT(ran->output, HasSubstr("libpreflight-mpi.so is not installed"));
     EXPECT_THAT(ran->output, Not(HasSubstr("NCCL: 2.")));
+
+    // A node that must have GPUs but whose module is missing: a deployment problem, so `error`
+    // (no action), never `fail` (which a prolog would turn into a drain).
+    std::ofstream(m_dir / "gpus.yaml") << "checks: [gpu.inventory]\n"
+                                          "params:\n"
+                                          "  gpu.inventory:\n"
+                                          "    expect_gpus: 8\n";
+    auto standalone_run = preflight::core::run_process(
+        {(m_dir / "bin" / "preflight-agent").string(), "--standalone", "--node", "n1", "--config",
+         (m_dir / "gpus.yaml").string(), "--outcome", (m_dir / "gpus.json").string(), "--log-level",
+         "warn"},
+        bounded(60));
+    ASSERT_TRUE(standalone_run) << standalone_run.error().message;
+    std::ifstream in(m_dir / "gpus.json");
+    ASSERT_TRUE(in) << standalone_run->output;
+    const auto inventory = check_of(json::parse(in), "gpu.inventory");
+    EXPECT_EQ(inventory.value("verdict", ""), "error") << inventory.dump();
+    EXPECT_THAT(inventory.value("detail", ""), HasSubstr("libpreflight-gpu.so is not installed"));
 }
 
 }  // namespace

@@ -71,8 +71,10 @@ etc_files=$(cd "$tmp/base" && find etc -type f | sed 's|^|/|' | sort)
 expect "conffiles lists every file under /etc" test "$(sort "$tmp/base-ctl/conffiles")" = "$etc_files"
 expect "no file of preflight-gpu is also in preflight" \
   bash -c 'comm -12 <(cd "$1/base" && find . -type f | sort) <(cd "$1/gpu" && find . -type f | sort) | grep -q . && exit 1; exit 0' _ "$tmp"
-expect "no /usr/local, build path or empty file in the packages" \
+expect "no /usr/local path or empty file in the packages" \
   bash -c '! find "$1" -path "*/usr/local*" -o -type f -empty | grep -q .' _ "$tmp"
+expect "no file in the packages names the build directory" \
+  bash -c '! grep -rlF "$2" "$1" >/dev/null' _ "$tmp" "$(cd "$build_dir" && pwd)"
 
 # The GPU modules: each one the build was configured with is in preflight-gpu, nowhere else, and
 # its libraries are in preflight-gpu's Depends (MPI) or documented as NVIDIA's (NCCL).

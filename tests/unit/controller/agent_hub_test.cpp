@@ -128,8 +128,9 @@ TEST_F(AgentHubTest, ChallengeArrivesFirst) {
     EXPECT_NE(second->nonce, nonce);
 }
 
-// An agent of another preflight version (its hello as a 0.1.0 agent sent it, protocol 1) is told
-// why, naming both builds and protocols, and the same node may then join with a current agent.
+// An agent of another protocol version (its hello as agents before f520bcc sent it: version string
+// "0.1.0", protocol 1) is told why, naming both builds and protocols, and the same node may then
+// join with a current agent.
 TEST_F(AgentHubTest, AgentOfAnotherProtocolVersionIsRejectedNamingBoth) {
     RawClient old(port());
     auto challenge = old.receive_as<core::msg::Challenge>();

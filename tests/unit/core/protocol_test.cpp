@@ -159,8 +159,8 @@ TEST(Protocol, VersionWrong) {
     EXPECT_THAT(parse_error({{"type", "heartbeat"}, {"v", -1}}), HasSubstr("unsupported"));
 }
 
-// The hello a preflight 0.1.0 agent sent (protocol 1; the fields of core/protocol.cpp at the commit
-// before f520bcc): the refusal names the agent, its build and protocol, and ours.
+// The hello an agent from before f520bcc sent (version string "0.1.0", protocol 1: the fields of
+// core/protocol.cpp at f520bcc^): the refusal names the agent, its build and protocol, and ours.
 TEST(Protocol, VersionMismatchNamesBothSides) {
     const std::string old_hello =
         R"({"agent_nonce":"5f0c1a7e9b2d4c6e8a0b1c2d3e4f5a6b","capabilities":["link.netdev"],)"
@@ -178,6 +178,13 @@ TEST(Protocol, VersionMismatchNamesBothSides) {
     ASSERT_FALSE(challenge);
     EXPECT_THAT(challenge.error().message,
                 HasSubstr("version 3 from the controller (preflight 0.9.0); this side is"));
+    // The peer's strings are escaped and cut: no forged log lines, no megabytes in a log.
+    auto hostile = parse_message(R"({"type":"hello","node":"n1\nERROR forged","version":")" +
+                                 std::string(5000, 'x') + R"(","v":7})");
+    ASSERT_FALSE(hostile);
+    EXPECT_THAT(hostile.error().message, HasSubstr("from the agent 'n1\\nERROR forged'"));
+    EXPECT_EQ(hostile.error().message.find('\n'), std::string::npos);
+    EXPECT_LT(hostile.error().message.size(), 400u);
     // Our own version, garbage and a non-integer version are not another protocol.
     EXPECT_FALSE(foreign_protocol_version(serialize(msg::Heartbeat{})));
     EXPECT_FALSE(foreign_protocol_version("not json"));

@@ -27,11 +27,12 @@ using ::testing::StartsWith;
 TEST(ModuleLoader, LooksNextToTheBinaryOnly) {
     // Test binaries live in <build>/bin like the programs: the modules are in
     // <build>/lib/preflight.
-    EXPECT_EQ(module_directory(), fs::path(PREFLIGHT_BINARY_DIR) / "lib" / "preflight");
+    EXPECT_EQ(module_directory(),
+              fs::weakly_canonical(fs::path(PREFLIGHT_BINARY_DIR) / "lib" / "preflight"));
 }
 
 TEST(ModuleLoader, MissingModuleNamesThePackage) {
-    auto loaded = load_module_table("libpreflight-nothing.so", "preflight_nothing_v1", false);
+    auto loaded = load_module_symbol("libpreflight-nothing.so", "preflight_nothing_v1", false);
     ASSERT_FALSE(loaded);
     EXPECT_EQ(loaded.error().message,
               "libpreflight-nothing.so is not installed (looked for " +
@@ -43,7 +44,7 @@ TEST(ModuleLoader, AFileThatIsNoLibraryIsRefusedWithTheLoadersReason) {
     const std::string name = "libpreflight-test-" + std::to_string(::getpid()) + ".so";
     const auto path = module_directory() / name;
     std::ofstream(path) << "not an ELF file\n";
-    auto loaded = load_module_table(name, "preflight_gpu_api_v1", false);
+    auto loaded = load_module_symbol(name, "preflight_gpu_api_v1", false);
     fs::remove(path);
     ASSERT_FALSE(loaded);
     EXPECT_THAT(loaded.error().message, StartsWith("cannot load " + path.string() + ": "));
