@@ -45,7 +45,10 @@ packaging=0
 [[ $# -eq 0 && ${PREFLIGHT_TEST_PACKAGING:-1} != 0 ]] && packaging=1
 # Packaging, step 1: the packages and the image (base from the apt sources, then the package
 # installed into it). Logs to $1; its last line says how it ended.
+# CI builds the packages unoptimized in their own directory (scripts/package.sh): the packaging is
+# under test, and an -O3 build beside the sanitizer builds would not fit the 2-core time budget.
 build_packages() {
+  export PREFLIGHT_PKG_UNOPTIMIZED=1 PREFLIGHT_PKG_BUILD_DIR=build-pkg-ci
   (
     set +e
     nice -n 19 bash scripts/image.sh --base-only >/dev/null || { echo "side: image_base=$?"; exit 1; }
@@ -56,6 +59,7 @@ build_packages() {
 }
 # Packaging, step 2: the checks of the packages and the image.
 test_packages() {
+  export PREFLIGHT_PKG_BUILD_DIR=build-pkg-ci
   if ! grep -q '^side: packaging=0$' "$1"; then
     grep -v '^\[' "$1" | tail -n 60
     return 1
