@@ -232,16 +232,18 @@ int mpi_bootstrap_main(int argc, char** argv) {
                      plugins::mpi_error("MPI_Init_thread", rc).c_str());
         return core::to_int(core::ExitCode::run_error);
     }
-    int rank = 0, size = 0;
-    int rc = mpi.world_rank(&rank);
-    if (rc == 0) {
-        rc = mpi.world_size(&size);
-    }
-    if (rc != 0 || size < 1 || rank < 0 || rank >= size) {
-        std::fprintf(stderr, "preflight-agent: MPI gives rank %d of %d (%s)\n", rank, size,
-                     plugins::mpi_error("MPI_Comm_rank/size", rc).c_str());
+    // MPI_ERRORS_RETURN is set on the world: a failed call is reported with the reason and ends
+    // the whole job (MPI_Abort): the other ranks may be blocked in this collective or the next,
+    // and MPI_Finalize would wait for them forever.
+    auto failed = [&mpi](const char* call, int rc) {
+        std::fprintf(stderr, "preflight-agent: %s\n", plugins::mpi_error(call, rc).c_str());
         mpi.abort(core::to_int(core::ExitCode::run_error));
         return core::to_int(core::ExitCode::run_error);
+    };
+    int rank = 0, size = 0;
+    int rc = mpi.world_rank(&rank);
+    if (rc != 0 || (rc = mpi.world_size(&size)) != 0) {
+        return failed("MPI_Comm_rank/MPI_Comm_size", rc);
     }
     if (serialized == 0) {
         if (rank == 0) {
@@ -257,14 +259,6 @@ int mpi_bootstrap_main(int argc, char** argv) {
     const std::string host = node_name();
     std::memcpy(mine.data(), host.data(), std::min(host.size(), k_name_max - 1));
     std::vector<char> all(k_name_max * static_cast<std::size_t>(size), '\0');
-    // MPI_ERRORS_RETURN is set on the world: a failed collective is reported with the reason and
-    // ends the whole job (MPI_Abort): the other ranks may be blocked in this collective or the
-    // next, and MPI_Finalize would wait for them forever.
-    auto failed = [&mpi](const char* call, int rc) {
-        std::fprintf(stderr, "preflight-agent: %s\n", plugins::mpi_error(call, rc).c_str());
-        mpi.abort(core::to_int(core::ExitCode::run_error));
-        return core::to_int(core::ExitCode::run_error);
-    };
     if (const int rc = mpi.world_allgather(mine.data(), all.data(), static_cast<int>(k_name_max));
         rc != 0) {
         return failed("MPI_Allgather", rc);
