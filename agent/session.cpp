@@ -53,13 +53,7 @@ class Session {
                       },
                       [this] { return m_write_queue.empty(); },
                       [this] { finish(k_agent_interrupted); }});
-        m_dialer.start(
-            m_dial_deadline,
-            [this](std::unique_ptr<core::Stream> stream) {
-                m_stream = std::move(stream);
-                connected();
-            },
-            [this](int code) { finish(code); });
+        dial();
         m_io.run();
         m_cancel = true;
         m_kv.fail_all("agent stopping");
@@ -67,6 +61,33 @@ class Session {
     }
 
   private:
+    void dial() {
+        m_dialer.start(
+            m_dial_deadline,
+            [this](std::unique_ptr<core::Stream> stream) {
+                m_stream = std::move(stream);
+                connected();
+            },
+            [this](int code) { finish(code); });
+    }
+
+    // The connection ended before the welcome: a controller shedding unauthenticated connections
+    // (a flood from this node's address) or restarting. Dial again until the connect deadline; the
+    // handshake starts over. Callbacks of the old connection see another generation and return.
+    void redial(const std::string& why) {
+        spdlog::warn("controller connection ended before the welcome ({}); dialing again",
+                     core::escape_for_log(why, core::k_log_reason_bytes));
+        ++m_generation;
+        if (m_stream) {
+            m_stream->close();
+        }
+        m_write_queue.clear();
+        m_frames = ControllerFrames{};
+        m_handshake = core::AgentHandshake{m_options.node, m_options.node_key};
+        m_challenged = false;
+        dial();
+    }
+
     void connected() {
         boost::system::error_code ignored;
         m_stream->socket().set_option(asio::ip::tcp::no_delay(true), ignored);
@@ -79,8 +100,9 @@ class Session {
 
     void read_more() {
         m_stream->async_read_some(
-            asio::buffer(m_buffer), [this](boost::system::error_code ec, std::size_t n) {
-                if (m_finished) {
+            asio::buffer(m_buffer),
+            [this, generation = m_generation](boost::system::error_code ec, std::size_t n) {
+                if (m_finished || generation != m_generation) {
                     return;
                 }
                 if (ec) {
@@ -89,7 +111,7 @@ class Session {
                     if (!m_tls && !m_challenged) {
                         why += " before its challenge (a controller with TLS on needs --tls-ca)";
                     }
-                    lost(why);
+                    ended(why);
                     return;
                 }
                 m_last_received = Clock::now();
@@ -253,26 +275,38 @@ class Session {
     }
 
     void write_next() {
-        asio::async_write(*m_stream, asio::buffer(m_write_queue.front()),
-                          [this](boost::system::error_code ec, std::size_t) {
-                              if (m_finished) {
-                                  return;
-                              }
-                              if (ec) {
-                                  lost("write failed: " + ec.message());
-                                  return;
-                              }
-                              m_write_queue.pop_front();
-                              if (!m_write_queue.empty()) {
-                                  write_next();
-                              }
-                          });
+        asio::async_write(
+            *m_stream, asio::buffer(m_write_queue.front()),
+            [this, generation = m_generation](boost::system::error_code ec, std::size_t) {
+                if (m_finished || generation != m_generation) {
+                    return;
+                }
+                if (ec) {
+                    ended("write failed: " + ec.message());
+                    return;
+                }
+                m_write_queue.pop_front();
+                if (!m_write_queue.empty()) {
+                    write_next();
+                }
+            });
     }
 
     void refuse_controller(const std::string& why) {
         spdlog::error("refusing controller {}:{}: {}", m_options.controller_host,
                       m_options.controller_port, why);
         finish(k_agent_rejected);
+    }
+
+    // The connection ended (read or write failed): before the welcome, dial again while the
+    // connect deadline allows; after it, the controller is lost. A controller that breaks the
+    // protocol is not dialed again (lost, refuse_controller).
+    void ended(const std::string& why) {
+        if (!m_authenticated && !m_finished && Clock::now() < m_dial_deadline) {
+            redial(why);
+            return;
+        }
+        lost(why);
     }
 
     void lost(const std::string& why) {
@@ -323,6 +357,7 @@ class Session {
     std::uint64_t m_current_step = 0;
     std::string m_current_check;
     bool m_authenticated = false;
+    unsigned m_generation = 0;  // of the connection; bumped by redial()
     bool m_challenged = false;  // the controller's first frame arrived
     bool m_finished = false;
     int m_exit_code = k_agent_failed;

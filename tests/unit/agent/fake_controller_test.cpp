@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -39,6 +40,24 @@ class FakeController {
     int port() const { return m_acceptor.local_endpoint().port(); }
 
     void accept() { m_socket.emplace(m_acceptor.accept()); }
+    // An accept that gives up: false when no agent dialed within timeout.
+    bool accept_within(std::chrono::milliseconds timeout) {
+        m_acceptor.non_blocking(true);
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (std::chrono::steady_clock::now() < deadline) {
+            boost::system::error_code ec;
+            auto socket = m_acceptor.accept(ec);
+            if (!ec) {
+                socket.non_blocking(false);
+                m_socket.emplace(std::move(socket));
+                m_decoder = core::FrameDecoder{};
+                return true;
+            }
+            std::this_thread::sleep_for(5ms);
+        }
+        return false;
+    }
+    void close() { m_socket.reset(); }
     void send(const core::Message& m) {
         boost::system::error_code ec;
         asio::write(*m_socket, asio::buffer(*core::encode_frame(core::serialize(m))), ec);
@@ -145,6 +164,28 @@ TEST_F(FakeControllerTest, ARunBeforeAnyWelcomeIsRefusedAndNothingRuns) {
     ASSERT_EQ(code.wait_for(10s), std::future_status::ready);
     EXPECT_NE(code.get(), k_agent_ok);
     std::this_thread::sleep_for(200ms);
+    EXPECT_FALSE(std::filesystem::exists(marker()));
+}
+
+// A controller that closes the connection before its welcome (as one shedding unauthenticated
+// connections under a flood from this node's address does) is dialed again, and the handshake
+// starts over; with no welcome by the connect deadline the agent ends unreached, having run
+// nothing.
+TEST_F(FakeControllerTest, AConnectionClosedBeforeTheWelcomeIsDialedAgain) {
+    auto fake = std::make_unique<FakeController>();
+    auto code = start_agent(fake->port());
+    ASSERT_TRUE(fake->accept_within(3s));
+    fake->send(core::msg::Challenge{core::random_hex(16)});
+    ASSERT_TRUE(fake->receive(3s).has_value());
+    fake->close();
+    ASSERT_TRUE(fake->accept_within(3s)) << "the agent did not dial again";
+    fake->send(core::msg::Challenge{core::random_hex(16)});
+    auto hello = fake->receive(3s);
+    ASSERT_TRUE(hello.has_value());
+    EXPECT_TRUE(std::holds_alternative<core::msg::Hello>(*hello));
+    fake.reset();  // gone: the agent's dials are refused until its 3 s connect deadline
+    ASSERT_EQ(code.wait_for(10s), std::future_status::ready);
+    EXPECT_EQ(code.get(), k_agent_failed);
     EXPECT_FALSE(std::filesystem::exists(marker()));
 }
 
