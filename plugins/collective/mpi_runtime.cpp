@@ -12,20 +12,8 @@ namespace {
 core::Result<const preflight_mpi_api*> load_once() {
     // RTLD_GLOBAL: Open MPI's components (mca_*.so) resolve libmpi's symbols through the global
     // scope, which a local load would hide from them.
-    auto symbol = load_module_symbol(k_mpi_module, "preflight_mpi_api_v1", /*global=*/true);
-    if (!symbol) {
-        return symbol.error();
-    }
-    const auto* api = reinterpret_cast<decltype(&preflight_mpi_api_v1)>(*symbol)();
-    if (api == nullptr) {
-        return core::Error{std::string(k_mpi_module) + ": preflight_mpi_api_v1 returned nothing"};
-    }
-    if (auto st = check_module_build(k_mpi_module, api->abi, PREFLIGHT_MPI_API_ABI,
-                                     api->preflight_version);
-        !st) {
-        return st.error();
-    }
-    return api;
+    return load_module_table<preflight_mpi_api>(k_mpi_module, "preflight_mpi_api_v1",
+                                                /*global=*/true, PREFLIGHT_MPI_API_ABI);
 }
 
 }  // namespace

@@ -232,7 +232,7 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
                     for (int d = 0; d < gpus; ++d) {
                         PF_CUDA_CHECK(gpu().cudaSetDevice(d));
                         PF_NCCL_CHECK(nccl_lib().ncclCommInitRankConfig(&local.comms[d], nranks, id,
-                                                                    first_rank + d, &config));
+                                                                        first_rank + d, &config));
                     }
                     PF_NCCL_CHECK(nccl_lib().ncclGroupEnd());
                 }
@@ -320,9 +320,9 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
                     }
                     PF_NCCL_CHECK(nccl_lib().ncclGroupStart());
                     for (int d = 0; d < gpus; ++d) {
-                        PF_NCCL_CHECK(nccl_lib().ncclAllReduce(local.scalars[d], local.scalars[d], 2,
-                                                           ncclFloat64, ncclSum, local.comms[d],
-                                                           local.streams[d]));
+                        PF_NCCL_CHECK(nccl_lib().ncclAllReduce(local.scalars[d], local.scalars[d],
+                                                               2, ncclFloat64, ncclSum,
+                                                               local.comms[d], local.streams[d]));
                     }
                     PF_NCCL_CHECK(nccl_lib().ncclGroupEnd());
                 }

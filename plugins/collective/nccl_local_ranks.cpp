@@ -111,7 +111,7 @@ core::Status launch_allreduce(LocalRanks& local, std::size_t count) {
         PF_NCCL_CHECK(nccl_lib().ncclGroupStart());
         for (int d = 0; d < local.gpus; ++d) {
             PF_NCCL_CHECK(nccl_lib().ncclAllReduce(local.send[d], local.recv[d], count, ncclFloat32,
-                                              ncclSum, local.comms[d], local.streams[d]));
+                                                   ncclSum, local.comms[d], local.streams[d]));
         }
         PF_NCCL_CHECK(nccl_lib().ncclGroupEnd());
     }

@@ -10,20 +10,8 @@ namespace preflight::plugins {
 namespace {
 
 core::Result<const preflight_gpu_api*> load_once() {
-    auto symbol = load_module_symbol(k_gpu_module, "preflight_gpu_api_v1", /*global=*/false);
-    if (!symbol) {
-        return symbol.error();
-    }
-    const auto* api = reinterpret_cast<decltype(&preflight_gpu_api_v1)>(*symbol)();
-    if (api == nullptr) {
-        return core::Error{std::string(k_gpu_module) + ": preflight_gpu_api_v1 returned nothing"};
-    }
-    if (auto st = check_module_build(k_gpu_module, api->abi, PREFLIGHT_GPU_API_ABI,
-                                     api->preflight_version);
-        !st) {
-        return st.error();
-    }
-    return api;
+    return load_module_table<preflight_gpu_api>(k_gpu_module, "preflight_gpu_api_v1",
+                                                /*global=*/false, PREFLIGHT_GPU_API_ABI);
 }
 
 }  // namespace

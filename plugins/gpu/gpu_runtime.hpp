@@ -2,8 +2,8 @@
 // (plugins/modules/gpu_api.hpp). load_gpu_api() loads the module once per process and
 // load_nccl_api() NCCL through it; their errors name what is missing (the module, or libnccl.so.2),
 // and the GPU checks report that as `skip` (or `error` when their parameters require GPUs: a
-// missing library is a deployment problem, never a finding about the node). gpu() and nccl_lib() are
-// the loaded tables, for code that runs only after a successful load.
+// missing library is a deployment problem, never a finding about the node). gpu() and nccl_lib()
+// are the loaded tables, for code that runs only after a successful load.
 #pragma once
 
 #include "core/result.hpp"

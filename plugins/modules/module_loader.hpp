@@ -29,4 +29,24 @@ core::Result<void*> load_module_symbol(const std::string& file, const char* symb
 core::Status check_module_build(const std::string& file, int module_abi, int binary_abi,
                                 const char* module_version);
 
+// The one way a module's table is taken: load the module, call its export (whose own type is
+// Api* (*)()), and refuse a table of another build (check_module_build). Api has the fields abi and
+// preflight_version.
+template <class Api>
+core::Result<const Api*> load_module_table(const std::string& file, const char* symbol, bool global,
+                                           int binary_abi) {
+    auto address = load_module_symbol(file, symbol, global);
+    if (!address) {
+        return address.error();
+    }
+    const Api* api = reinterpret_cast<const Api* (*)()>(*address)();
+    if (api == nullptr) {
+        return core::Error{file + ": " + symbol + " returned nothing"};
+    }
+    if (auto st = check_module_build(file, api->abi, binary_abi, api->preflight_version); !st) {
+        return st.error();
+    }
+    return api;
+}
+
 }  // namespace preflight::plugins
