@@ -44,6 +44,10 @@ struct CheckSpec {
     // drift, never judged against a median. Each is a pattern over the metric's name: `*` matches
     // any run of characters, `?` exactly one ("*.mtu" takes "eth0.mtu" but not "mtu").
     std::vector<std::string> settings{};
+    // What the check needs from the scheduler: GPUs allocated to the agent (launchers ask for
+    // them: srun --gres/--gpus-per-node, the pod's nvidia.com/gpu) and an MPI launch (srun --mpi).
+    bool uses_gpus = false;
+    bool uses_mpi = false;
 
     bool fleet_judged() const { return judged != Judged::absolute && !metric.name.empty(); }
     // Whether metric_name matches one of settings.

@@ -37,7 +37,7 @@ class ConfigParser {
         if (root.IsDefined() && !root.IsNull()) {
             yaml::reject_unknown_keys(m_file, root, "",
                                       {"evaluation", "actions", "deadlines", "controller", "checks",
-                                       "params", "job", "k8s"});
+                                       "params", "job", "k8s", "launch"});
             // A section written as `evaluation:` with nothing under it is an empty section.
             auto section = [&](const char* key) -> std::optional<YAML::Node> {
                 YAML::Node node = root[key];
@@ -72,6 +72,9 @@ class ConfigParser {
             if (auto n = section("k8s")) {
                 config_sections::parse_k8s(m_file, *n, config.k8s);
             }
+            if (auto n = section("launch")) {
+                parse_launch(*n, config.launch);
+            }
         } else {
             check_defaults(config.checks);
         }
@@ -101,6 +104,16 @@ class ConfigParser {
     [[noreturn]] void out_of_range(const YAML::Node& node, const std::string& key,
                                    const std::string& range) const {
         yaml::fail(m_file, node, "'" + key + "' must be " + range);
+    }
+
+    void parse_launch(const YAML::Node& node, LaunchConfig& out) {
+        yaml::reject_unknown_keys(m_file, node, "launch", {"slurm", "ssh"});
+        if (auto n = node["slurm"]; n.IsDefined() && !n.IsNull()) {
+            config_sections::parse_launch_slurm(m_file, n, out.slurm);
+        }
+        if (auto n = node["ssh"]; n.IsDefined() && !n.IsNull()) {
+            config_sections::parse_launch_ssh(m_file, n, out.ssh);
+        }
     }
 
     void parse_evaluation(const YAML::Node& node, EvaluationConfig& out) const {

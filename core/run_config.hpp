@@ -72,6 +72,22 @@ struct KubernetesConfig {
     int max_retries = 4;                              // on 429/5xx/transport errors, with backoff
 };
 
+// `launch.slurm`: what the agents' srun step asks Slurm for (controller/launch/slurm_launcher).
+struct SlurmStepConfig {
+    // (filled by the Slurm launcher work)
+};
+
+// `launch.ssh`: the ssh launcher for clusters without a scheduler (controller/launch/ssh_launcher).
+struct SshLaunchConfig {
+    // (filled by the ssh launcher work)
+};
+
+// `launch`: per-launcher settings of how agents are started.
+struct LaunchConfig {
+    SlurmStepConfig slurm;
+    SshLaunchConfig ssh;
+};
+
 struct RunConfig {
     std::string source;  // file the config came from, or "<defaults>"
     EvaluationConfig evaluation;
@@ -79,6 +95,7 @@ struct RunConfig {
     DeadlineConfig deadlines;
     ControllerConfig controller;
     KubernetesConfig k8s;
+    LaunchConfig launch;
     // checks run, in order: node-local ones in round 0, group ones in rounds 1-3.
     std::vector<std::string> checks = {"link.netdev", "collective.gloo_allreduce"};
     std::map<std::string, nlohmann::json> check_params;  // check -> params as given (validated)

@@ -62,6 +62,7 @@ struct RunArgs {
     std::string agent;
     std::string color = "auto";
     bool no_progress = false;
+    bool dry_run = false;
     SlurmLaunchOptions slurm;
 };
 
@@ -102,6 +103,17 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
     options.progress = !args.no_progress;
     options.interrupted = &g_interrupted;
     options.slurm = args.slurm;
+    if (args.dry_run) {
+        // Nothing is asked of the cluster: the nodes need not exist yet, Slurm need not answer.
+        options.slurm.from_environment();
+        try {
+            std::cout << dry_run_preflight(options) << std::flush;
+        } catch (const core::ConfigError& e) {
+            std::fprintf(stderr, "preflight: %s\n", e.what());
+            return core::to_int(core::ExitCode::usage);
+        }
+        return core::to_int(core::ExitCode::ok);
+    }
     if (args.launcher == "slurm") {
         if (auto rc = prepare_slurm_run(options)) {
             return *rc;
@@ -178,6 +190,11 @@ int preflight_main(int argc, char** argv) {
     run_cmd->add_option("--color", run.color, "auto, always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}));
     run_cmd->add_flag("--no-progress", run.no_progress, "no progress lines on stderr");
+    run_cmd
+        ->add_flag("--dry-run", run.dry_run,
+                   "print what would be launched (srun argv, Kubernetes objects as YAML, agent "
+                   "commands) and exit; starts, creates and changes nothing")
+        ->excludes(apply_flag);
     add_slurm_run_options(run_cmd, run.slurm);
 
     const std::vector<SubcommandRun> subcommands = {

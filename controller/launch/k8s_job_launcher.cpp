@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/json_yaml.hpp"
 #include "outcome/k8s/node_sink.hpp"
 
 namespace preflight::controller::k8s {
@@ -178,6 +179,49 @@ std::string pod_start_failure(const json& pod) {
     }
 }
 
+core::Result<JobSpecInput> job_input(const std::vector<core::Node>& nodes,
+                                     const LaunchContext& ctx) {
+    JobSpecInput in;
+    in.name = job_name_for(ctx.run_id);
+    in.namespace_name = ctx.k8s.namespace_name;
+    in.run_id = ctx.run_id;
+    in.image = ctx.k8s.image;
+    in.service_account = ctx.k8s.service_account;
+    in.agent_args = ctx.agent_args;
+    if (!ctx.tls_ca.empty()) {
+        std::ifstream ca(ctx.tls_ca);
+        std::stringstream pem;
+        pem << ca.rdbuf();
+        if (!ca || pem.str().empty()) {
+            return core::Error{"cannot read controller.tls.ca '" + ctx.tls_ca + "'"};
+        }
+        in.tls_ca_pem = pem.str();
+        append_tls_args(in.agent_args, ctx, std::string(k_tls_ca_mount) + "/ca.crt");
+    }
+    for (const auto& n : nodes) {
+        in.nodes.push_back(n.name);
+    }
+    // One template for all pods: they all dial one address (--advertise, usually the controller
+    // pod's IP or a Service).
+    in.controller = ctx.dial_address.at(nodes.front().name);
+    for (const auto& n : nodes) {
+        if (ctx.dial_address.at(n.name) != in.controller) {
+            spdlog::warn(
+                "k8s launcher: nodes route to the controller differently; all agents dial "
+                "{} (set --advertise)",
+                in.controller);
+            break;
+        }
+    }
+    if (in.controller.rfind("127.", 0) == 0) {
+        spdlog::warn(
+            "k8s launcher: agents will dial {}, which is each node's own loopback; "
+            "pass --advertise with an address the nodes can reach",
+            in.controller);
+    }
+    return in;
+}
+
 K8sJobLauncher::~K8sJobLauncher() {
     stop();
 }
@@ -206,44 +250,13 @@ std::map<std::string, std::string> K8sJobLauncher::start(const std::vector<core:
             *cluster, outcome::k8s::client_options_from(ctx.k8s));
     }
     m_namespace = ctx.k8s.namespace_name;
-    JobSpecInput in;
-    in.name = job_name_for(ctx.run_id);
-    in.namespace_name = m_namespace;
-    in.run_id = ctx.run_id;
-    in.image = ctx.k8s.image;
-    in.service_account = ctx.k8s.service_account;
-    in.agent_args = ctx.agent_args;
-    if (!ctx.tls_ca.empty()) {
-        std::ifstream ca(ctx.tls_ca);
-        std::stringstream pem;
-        pem << ca.rdbuf();
-        if (!ca || pem.str().empty()) {
-            return fail_all("k8s launcher: cannot read controller.tls.ca '" + ctx.tls_ca + "'");
-        }
-        in.tls_ca_pem = pem.str();
-        append_tls_args(in.agent_args, ctx, std::string(k_tls_ca_mount) + "/ca.crt");
+    auto input = job_input(nodes, ctx);
+    if (!input) {
+        return fail_all("k8s launcher: " + input.error().message);
     }
+    const JobSpecInput& in = input.value();
     for (const auto& n : nodes) {
-        in.nodes.push_back(n.name);
         m_nodes.insert(n.name);
-    }
-    // One template for all pods: they all dial one address (--advertise, usually the controller
-    // pod's IP or a Service).
-    in.controller = ctx.dial_address.at(nodes.front().name);
-    for (const auto& n : nodes) {
-        if (ctx.dial_address.at(n.name) != in.controller) {
-            spdlog::warn(
-                "k8s launcher: nodes route to the controller differently; all agents dial "
-                "{} (set --advertise)",
-                in.controller);
-            break;
-        }
-    }
-    if (in.controller.rfind("127.", 0) == 0) {
-        spdlog::warn(
-            "k8s launcher: agents will dial {}, which is each node's own loopback; "
-            "pass --advertise with an address the nodes can reach",
-            in.controller);
     }
     m_job = in.name;
     const std::string ns = outcome::k8s::url_escape(m_namespace);
@@ -298,6 +311,25 @@ std::map<std::string, std::string> K8sJobLauncher::exited() {
         spdlog::warn("k8s launcher: unreadable pod list: {}", e.what());
     }
     return m_failed;
+}
+
+std::string K8sJobLauncher::describe(const std::vector<core::Node>& nodes,
+                                     const LaunchContext& ctx) const {
+    if (nodes.empty()) {
+        return "# k8s launcher: no nodes\n";
+    }
+    auto input = job_input(nodes, ctx);
+    if (!input) {
+        return "# k8s launcher: " + input.error().message + "\n";
+    }
+    json secret = token_secret(input.value(), "<generated per run>");
+    if (secret["stringData"].contains("ca.crt")) {
+        secret["stringData"]["ca.crt"] = "<" + ctx.tls_ca + ">";
+    }
+    return "# k8s launcher: this Secret and Indexed Job, created in namespace " +
+           ctx.k8s.namespace_name + " (image " +
+           (ctx.k8s.image.empty() ? std::string("<k8s.image is not set>") : ctx.k8s.image) +
+           ")\n---\n" + core::to_yaml(secret) + "---\n" + core::to_yaml(agent_job(input.value()));
 }
 
 void K8sJobLauncher::stop() {

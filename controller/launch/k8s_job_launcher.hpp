@@ -38,6 +38,11 @@ inline constexpr const char* k_tls_ca_mount = "/etc/preflight/tls";
 nlohmann::json agent_job(const JobSpecInput& in);
 nlohmann::json token_secret(const JobSpecInput& in, const std::string& token);
 
+// The Job's input for nodes from the launch context (reads the TLS CA file); an error names what
+// is missing.
+core::Result<JobSpecInput> job_input(const std::vector<core::Node>& nodes,
+                                     const LaunchContext& ctx);
+
 // A DNS-1123 name for a run's Job: "preflight-" + the run id lower-cased, at most 52 characters
 // (Indexed Job pod names append "-<index>-<random>").
 std::string job_name_for(const std::string& run_id);
@@ -58,6 +63,8 @@ class K8sJobLauncher final : public Launcher {
                                              const LaunchContext& ctx) override;
     std::map<std::string, std::string> exited() override;
     void stop() override;
+    std::string describe(const std::vector<core::Node>& nodes,
+                         const LaunchContext& ctx) const override;
 
     const std::string& job_name() const { return m_job; }
 

@@ -22,6 +22,29 @@ std::vector<std::string> LocalLauncher::agent_argv(const core::Node& node,
     return argv;
 }
 
+std::string quoted_argv(const std::vector<std::string>& argv) {
+    std::string out;
+    for (const auto& word : argv) {
+        if (!out.empty()) {
+            out += ' ';
+        }
+        const bool plain =
+            !word.empty() && word.find_first_not_of(
+                                 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                 "0123456789-_./=:,@%+[]") == std::string::npos;
+        if (plain) {
+            out += word;
+            continue;
+        }
+        out += '\'';
+        for (char c : word) {
+            out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        }
+        out += '\'';
+    }
+    return out;
+}
+
 std::map<std::string, std::string> agent_key_env(const LaunchContext& ctx,
                                                  const std::string& node) {
     return {{core::k_node_key_env, core::derive_node_key(ctx.secret, node)}};
@@ -97,6 +120,31 @@ void stop_children(std::map<std::string, core::ChildProcess>& children,
         child.terminate(grace);
     }
     children.clear();
+}
+
+std::string LocalLauncher::describe(const std::vector<core::Node>& nodes,
+                                    const LaunchContext& ctx) const {
+    std::string out =
+        "# local launcher: one agent process per node, each with its own node key in $" +
+        std::string(core::k_node_key_env) + "\n";
+    for (const auto& node : nodes) {
+        out += quoted_argv(agent_argv(node, ctx)) + "\n";
+    }
+    return out;
+}
+
+std::string ConnectLauncher::describe(const std::vector<core::Node>& nodes,
+                                      const LaunchContext& ctx) const {
+    std::string out =
+        "# connect launcher: starts nothing; waits for " + std::to_string(nodes.size()) +
+        " agents started elsewhere, each with its node key (`preflight keys derive`)\n";
+    for (const auto& node : nodes) {
+        std::vector<std::string> argv = {"preflight-agent", "--controller",
+                                         ctx.dial_address.at(node.name), "--node", node.name};
+        append_tls_args(argv, ctx, ctx.tls_ca);
+        out += quoted_argv(argv) + "\n";
+    }
+    return out;
 }
 
 void LocalLauncher::stop() {

@@ -26,6 +26,9 @@ struct LaunchContext {
     core::KubernetesConfig k8s;                       // `k8s` launcher: API access, image
     std::string tls_ca;           // TLS on: the CA file agents verify the controller against
     std::string tls_server_name;  // TLS: the name agents expect; empty: the address they dial
+    core::LaunchConfig launch;    // `launch:` section: srun step, ssh
+    bool gpu_checks = false;      // a check of the run uses GPUs (CheckSpec::uses_gpus)
+    bool mpi_checks = false;      // a check of the run uses MPI (CheckSpec::uses_mpi)
 };
 
 class Launcher {
@@ -40,6 +43,10 @@ class Launcher {
     virtual std::map<std::string, std::string> exited() { return {}; }
     // Stops whatever is still running (after the agents were told to shut down).
     virtual void stop() {}
+    // `--dry-run`: what start() would launch for nodes, as text for an operator (argv lines,
+    // YAML objects), without starting or creating anything. Secrets are never shown.
+    virtual std::string describe(const std::vector<core::Node>& nodes,
+                                 const LaunchContext& ctx) const = 0;
 };
 
 class LocalLauncher final : public Launcher {
@@ -49,6 +56,8 @@ class LocalLauncher final : public Launcher {
                                              const LaunchContext& ctx) override;
     std::map<std::string, std::string> exited() override;
     void stop() override;
+    std::string describe(const std::vector<core::Node>& nodes,
+                         const LaunchContext& ctx) const override;
 
     // The argv used for one node (exposed for tests): [ip netns exec NS] agent --controller ...
     static std::vector<std::string> agent_argv(const core::Node& node, const LaunchContext& ctx);
@@ -63,7 +72,13 @@ class ConnectLauncher final : public Launcher {
     std::string name() const override { return "connect"; }
     std::map<std::string, std::string> start(const std::vector<core::Node>& nodes,
                                              const LaunchContext& ctx) override;
+    std::string describe(const std::vector<core::Node>& nodes,
+                         const LaunchContext& ctx) const override;
 };
+
+// One line per argv, each word shell-quoted where it needs it (for --dry-run output only: nothing
+// is ever run through a shell).
+std::string quoted_argv(const std::vector<std::string>& argv);
 
 // Appends `AGENT --controller ADDR --node NAME [agent_args...] [--tls-ca CA [--tls-server-name N]]`
 // for node: the command every launcher that starts processes (local, srun) runs after its prefix.

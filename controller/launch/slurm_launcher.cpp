@@ -148,6 +148,16 @@ std::map<std::string, std::string> SlurmLauncher::exited() {
     return out;
 }
 
+std::string SlurmLauncher::describe(const std::vector<core::Node>& nodes,
+                                    const LaunchContext& ctx) const {
+    std::string out = "# slurm launcher: one srun per node, each with its node key in $" +
+                      std::string(core::k_node_key_env) + "\n";
+    for (const auto& node : nodes) {
+        out += quoted_argv(srun_argv(node, ctx, m_options)) + "\n";
+    }
+    return out;
+}
+
 void SlurmLauncher::stop() {
     // Agents were told to shut down and their steps end with them; srun that lingers gets SIGTERM,
     // which makes it cancel its step or job.

@@ -34,6 +34,8 @@ class SlurmLauncher final : public Launcher {
                                              const LaunchContext& ctx) override;
     std::map<std::string, std::string> exited() override;
     void stop() override;
+    std::string describe(const std::vector<core::Node>& nodes,
+                         const LaunchContext& ctx) const override;
 
     // The srun argv for one node (exposed for tests).
     static std::vector<std::string> srun_argv(const core::Node& node, const LaunchContext& ctx,

@@ -132,6 +132,14 @@ std::string make_run_id() {
     return core::utc_now("%Y%m%dT%H%M%SZ") + "-" + core::random_hex(3);
 }
 
+std::string dry_run_preflight(const RunOptions& options) {
+    outcome::RunReport report;
+    report.run_id = make_run_id();
+    auto plan = plan_run(options, report);
+    RunContext run{options, std::move(plan), std::move(report)};
+    return describe_launch(run);
+}
+
 outcome::RunReport run_preflight(const RunOptions& options) {
     auto wall_start = Clock::now();
     outcome::RunReport report;

@@ -19,4 +19,8 @@ outcome::RunReport run_preflight(const RunOptions& options);
 
 std::string make_run_id();
 
+// `preflight run --dry-run`: plans the run as run_preflight would (configuration, launcher,
+// checks) and returns what it would launch, without launching, listening or acting.
+std::string dry_run_preflight(const RunOptions& options);
+
 }  // namespace preflight::controller

@@ -60,6 +60,10 @@ struct RunContext {
 };
 
 RunPlan plan_run(const RunOptions& options, outcome::RunReport& report);
+// `--dry-run`: what launch_agents would start for this run (the launcher's describe()), with the
+// controller's address as agents would dial it (PORT where the port is chosen at run time).
+// Starts, creates and listens on nothing.
+std::string describe_launch(RunContext& run);
 void launch_agents(RunContext& run);
 void connect_agents(RunContext& run);
 void run_node_local(RunContext& run);

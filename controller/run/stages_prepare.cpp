@@ -92,6 +92,15 @@ LaunchContext launch_context(const RunContext& run) {
     launch.tls_server_name = cfg.controller.tls.server_name;
     launch.log_dir = run.options.report_dir.empty() ? "/tmp/preflight-agents-" + run.report.run_id
                                                     : run.options.report_dir + "/agents";
+    launch.launch = cfg.launch;
+    for (const auto* checks : {&run.plan.node_checks, &run.plan.group_checks}) {
+        for (const auto& check : *checks) {
+            if (const auto* spec = plugins::find_check_spec(check)) {
+                launch.gpu_checks = launch.gpu_checks || spec->uses_gpus;
+                launch.mpi_checks = launch.mpi_checks || spec->uses_mpi;
+            }
+        }
+    }
     launch.agent_args = {"--log-level", run.options.log_level};
     if (run.options.log_json) {
         launch.agent_args.push_back("--log-json");
@@ -182,6 +191,26 @@ void launch_agents(RunContext& run) {
     for (auto& [node, why] : run.plan.launcher->start(to_launch, launch)) {
         run.unreachable[node] = why;
     }
+}
+
+std::string describe_launch(RunContext& run) {
+    const auto& cfg = run.options.config;
+    LaunchContext launch = launch_context(run);
+    const std::string port =
+        cfg.controller.port != 0 ? std::to_string(cfg.controller.port) : "PORT";
+    std::string out;
+    std::vector<core::Node> to_launch;
+    for (const auto& n : run.options.nodes) {
+        std::string why;
+        auto host = dial_host(cfg, n, why);
+        if (host.empty()) {
+            out += "# " + n.name + ": not launched: " + why + "\n";
+            continue;
+        }
+        launch.dial_address[n.name] = host + ":" + port;
+        to_launch.push_back(n);
+    }
+    return out + run.plan.launcher->describe(to_launch, launch);
 }
 
 void connect_agents(RunContext& run) {

@@ -45,6 +45,7 @@ core::CheckSpec MpiAllreduceCheck::check_spec() {
         // Judged by the controller against the cohort median (nccl-tests busBW).
         .metric = {std::string(core::k_busbw_metric), "GB/s"},
         .judged = core::Judged::fleet,
+        .uses_mpi = true,
     };
 }
 

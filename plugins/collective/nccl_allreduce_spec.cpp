@@ -51,6 +51,7 @@ core::CheckSpec NcclAllreduceCheck::check_spec(Scope scope) {
         // NVLink are slow stands out among nodes of its kind.
         .metric = {std::string(core::k_busbw_metric), "GB/s"},
         .judged = core::Judged::fleet,
+        .uses_gpus = true,
     };
 }
 

@@ -87,6 +87,7 @@ core::CheckSpec NcclTestsCheck::check_spec() {
         // use), and its busBW against the cohort and any floor by the controller's judge.
         .metric = {std::string(core::k_busbw_metric), "GB/s"},
         .judged = core::Judged::both,
+        .uses_gpus = true,
     };
 }
 

@@ -32,6 +32,7 @@ core::CheckSpec GpuInventoryCheck::check_spec() {
             },
         .metric = {"gpus", "GPUs"},
         .judged = core::Judged::absolute,
+        .uses_gpus = true,
     };
 }
 
