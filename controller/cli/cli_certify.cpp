@@ -29,7 +29,12 @@ SubcommandRun add_certify_command(CLI::App& app) {
     cmd->add_option("--report-dir", args->report_dir,
                     "report directory (default preflight-reports/certify-RUN_ID)");
     cmd->add_option("--advertise", args->advertise, "address agents dial to reach us");
-    cmd->add_flag("--apply", args->apply, "carry out the decisions (default: print the plan only)");
+    auto* apply = cmd->add_flag("--apply", args->apply,
+                                "carry out the decisions (default: print the plan only)");
+    cmd->add_flag("--dry-run", args->dry_run,
+                  "also print what --apply would create and launch (Slurm: the reservation and "
+                  "the srun step; k8s: the Job as YAML) and run nothing")
+        ->excludes(apply);
 
     // Slurm only.
     cmd->add_option("--agent", args->agent, "Slurm: preflight-agent path on the nodes")

@@ -40,6 +40,7 @@ struct CertifyArgs {
     std::string report_dir;
     std::string advertise;
     bool apply = false;
+    bool dry_run = false;  // print what would be created and launched; change and start nothing
     // Slurm only
     std::string agent;
     std::string scontrol = "scontrol";

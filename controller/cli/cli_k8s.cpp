@@ -88,6 +88,15 @@ int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool lo
         options.log_level = log_level;
         options.log_json = log_json;
         options.progress = false;
+        if (a.dry_run) {
+            try {
+                std::cout << dry_run_preflight(options) << std::flush;
+            } catch (const core::ConfigError& e) {
+                std::fprintf(stderr, "preflight certify: %s\n", e.what());
+                return core::to_int(core::ExitCode::usage);
+            }
+            return core::to_int(core::ExitCode::ok);
+        }
         try {
             report = run_preflight(options);
         } catch (const core::ConfigError& e) {

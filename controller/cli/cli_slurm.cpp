@@ -65,6 +65,7 @@ int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bo
         options.run.config.controller.advertise = args.advertise;
     }
     options.apply = args.apply;
+    options.dry_run = args.dry_run;
     options.scontrol = args.scontrol;
     options.reservation_minutes = args.minutes;
     options.run.config.actions.scontrol = args.scontrol;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "controller/launch/launcher.hpp"
 #include "core/atomic_file.hpp"
 #include "core/build_info.hpp"
 #include "core/exit_code.hpp"
@@ -72,7 +73,8 @@ nlohmann::json CertifyReport::to_json() const {
             {"certified", certified},
             {"nodes", nodes_json},
             {"exit_code", exit_code},
-            {"error", error}};
+            {"error", error},
+            {"dry_run", dry_run}};
 }
 
 std::string CertifyReport::to_text() const {
@@ -84,8 +86,62 @@ std::string CertifyReport::to_text() const {
     if (!error.empty()) {
         out += "error: " + error + "\n";
     }
+    if (!dry_run.empty()) {
+        out += "dry run: what --apply would do\n" + dry_run;
+    }
     return out;
 }
+
+namespace {
+
+// The run that validates the resumed candidates inside the reservation, with the reference nodes.
+RunOptions validation_options(const CertifyOptions& options,
+                              const std::vector<std::string>& resumed,
+                              const std::string& reservation) {
+    RunOptions run = options.run;
+    run.launcher = "slurm";
+    run.apply = false;  // drains carry certification's own wording
+    run.slurm.reservation = reservation;
+    run.slurm.in_allocation = false;
+    run.nodes.clear();
+    for (const auto& r : resumed) {
+        core::Node n;
+        n.name = r;
+        for (const auto& given : options.run.nodes) {
+            if (given.name == r) {
+                n = given;
+            }
+        }
+        run.nodes.push_back(n);
+    }
+    for (const auto& given : options.run.nodes) {
+        if (given.reference) {
+            run.nodes.push_back(given);
+        }
+    }
+    return run;
+}
+
+std::string describe_certification(const CertifyOptions& options,
+                                   const std::vector<std::string>& candidates,
+                                   const std::string& reservation,
+                                   const std::vector<std::string>& create_reservation) {
+    std::vector<std::string> argv = {options.scontrol};
+    argv.insert(argv.end(), create_reservation.begin(), create_reservation.end());
+    std::string out = "# 1. the maintenance reservation\n" + quoted_argv(argv) + "\n";
+    out += "# 2. resume the candidates whose reason is still ours: " +
+           core::compress_hostlist(candidates) + "\n";
+    out += "# 3. validate them inside the reservation\n";
+    try {
+        out += dry_run_preflight(validation_options(options, candidates, reservation));
+    } catch (const std::exception& e) {
+        out += "# cannot plan the validation: " + std::string(e.what()) + "\n";
+    }
+    out += "# 4. drain again those that do not pass; 5. delete the reservation\n";
+    return out;
+}
+
+}  // namespace
 
 CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& runner,
                             const std::function<outcome::RunReport(const RunOptions&)>& run_fn) {
@@ -156,19 +212,30 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
         raise_exit(report.exit_code, core::ExitCode::incomplete);
         return report;
     }
+    const std::string reservation = "preflight-certify-" + report.run_id;
+    const std::string user = options.user.empty() ? effective_user() : options.user;
+    std::vector<std::string> reserved = candidates;
+    reserved.insert(reserved.end(), options.reference_nodes.begin(), options.reference_nodes.end());
+    const std::vector<std::string> create_reservation = {
+        "create",
+        "reservation",
+        "ReservationName=" + reservation,
+        "Nodes=" + core::compress_hostlist(reserved),
+        "StartTime=now",
+        fmt::format("Duration={}", std::max(1, options.reservation_minutes)),
+        "Users=" + user,
+        "Flags=MAINT,IGNORE_JOBS"};
+    if (options.dry_run && !candidates.empty()) {
+        report.dry_run =
+            describe_certification(options, candidates, reservation, create_reservation);
+    }
     if (!options.apply || candidates.empty()) {
         return report;
     }
 
     // 1. The reservation keeps user jobs off the nodes while they are resumed for validation.
-    report.reservation = "preflight-certify-" + report.run_id;
-    const std::string user = options.user.empty() ? effective_user() : options.user;
-    std::vector<std::string> reserved = candidates;
-    reserved.insert(reserved.end(), options.reference_nodes.begin(), options.reference_nodes.end());
-    auto created = slurm.run({"create", "reservation", "ReservationName=" + report.reservation,
-                              "Nodes=" + core::compress_hostlist(reserved), "StartTime=now",
-                              fmt::format("Duration={}", std::max(1, options.reservation_minutes)),
-                              "Users=" + user, "Flags=MAINT,IGNORE_JOBS"});
+    report.reservation = reservation;
+    auto created = slurm.run(create_reservation);
     if (!created) {
         report.error = "cannot create the maintenance reservation: " + created.error().message;
         report.reservation.clear();
@@ -229,27 +296,7 @@ CertifyReport certify_slurm(const CertifyOptions& options, core::CommandRunner& 
             }
 
             // 3. Validate inside the reservation.
-            RunOptions run = options.run;
-            run.launcher = "slurm";
-            run.apply = false;  // drains below carry certification's own wording
-            run.slurm.reservation = report.reservation;
-            run.slurm.in_allocation = false;
-            run.nodes.clear();
-            for (const auto& r : resumed) {
-                core::Node n;
-                n.name = r;
-                for (const auto& given : options.run.nodes) {
-                    if (given.name == r) {
-                        n = given;
-                    }
-                }
-                run.nodes.push_back(n);
-            }
-            for (const auto& given : options.run.nodes) {
-                if (given.reference) {
-                    run.nodes.push_back(given);
-                }
-            }
+            RunOptions run = validation_options(options, resumed, report.reservation);
             outcome::RunReport validation;
             try {
                 validation = run_fn(run);

@@ -35,6 +35,9 @@ struct CertifyOptions {
     std::vector<std::string> reference_nodes;
     RunOptions run;      // config, report dir, agent, advertise, srun options
     bool apply = false;  // without it: say what would be done, change nothing
+    // Also say what would be created and launched (the reservation's scontrol argv, the srun
+    // step); still reads node states, changes and starts nothing. Excludes apply.
+    bool dry_run = false;
     std::string scontrol = "scontrol";
     int reservation_minutes = 30;  // Duration= of the reservation (a safety net; deleted anyway)
     std::string user;              // Users= of the reservation (default: the effective user)
@@ -57,7 +60,8 @@ struct CertifyReport {
     // 0 all candidates certified, 1 some failed, 4 errors or inconclusive, 6 incomplete, 2 usage;
     // when several apply: 1, then 4, then 6 (as every binary).
     int exit_code = 0;
-    std::string error;  // what stopped the flow, if anything
+    std::string error;    // what stopped the flow, if anything
+    std::string dry_run;  // dry run: what would be created and launched, as text
     nlohmann::json to_json() const;
     std::string to_text() const;
 };

@@ -418,3 +418,39 @@ TEST(Standalone, BaselineFromAControllerReport) {
 
 }  // namespace
 }  // namespace preflight::controller
+
+namespace preflight::controller {
+namespace {
+
+TEST(CertifyDryRun, SaysWhatApplyWouldCreateAndLaunchAndChangesNothing) {
+    FakeScontrol slurm;
+    slurm.nodes["n1"] = {"IDLE+DRAIN", "preflight: uncertified"};
+    slurm.nodes["n2"] = {"IDLE+DRAIN", "preflight: uncertified"};
+    slurm.nodes["n3"] = {"IDLE+DRAIN", "RMA 7"};
+    auto options = certify_options({"n1", "n2", "n3"}, false);
+    options.dry_run = true;
+    options.run.agent_path = "/usr/bin/preflight-agent";
+    options.run.config.checks = {"link.netdev"};
+    bool ran = false;
+    auto report = certify_slurm(options, slurm, [&](const RunOptions&) {
+        ran = true;
+        return outcome::RunReport{};
+    });
+    EXPECT_FALSE(ran);
+    for (const auto& c : slurm.calls) {
+        EXPECT_EQ(c[1], "show") << "a dry run must not change anything";
+    }
+    const std::string& plan = report.dry_run;
+    EXPECT_NE(plan.find("scontrol create reservation ReservationName=preflight-certify-" +
+                        report.run_id + " Nodes=n[1-2] StartTime=now"),
+              std::string::npos)
+        << plan;
+    EXPECT_NE(plan.find("--reservation=preflight-certify-" + report.run_id), std::string::npos)
+        << plan;
+    EXPECT_EQ(plan.find("n3"), std::string::npos) << "someone else's drain is no candidate";
+    EXPECT_NE(report.to_text().find("dry run: what --apply would do"), std::string::npos);
+    EXPECT_EQ(report.to_json()["dry_run"], plan);
+}
+
+}  // namespace
+}  // namespace preflight::controller
