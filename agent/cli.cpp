@@ -46,15 +46,29 @@ int agent_main(int argc, char** argv) {
     StandaloneOptions standalone;
     bool is_standalone = false;
     app.add_flag("--standalone", is_standalone, "run node-local checks without a controller");
-    app.add_option("--profile", standalone.profile, "standalone profile")
-        ->check(CLI::IsMember({"prolog"}));
+    app.add_option("--profile", standalone.profile,
+                   "standalone profile: prolog (also the Kubernetes gate), epilog, or health "
+                   "(slurm.conf HealthCheckProgram; slurm/health.md)")
+        ->check(CLI::IsMember({"prolog", "epilog", "health"}))
+        ->capture_default_str();
+    app.add_option("--resume-after", standalone.resume_after,
+                   "standalone --profile health --drain: resume a node this health check drained "
+                   "after this many consecutive passes")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
+    app.add_option("--state-dir", standalone.state_dir,
+                   "standalone --profile health: directory of the pass count "
+                   "(health-NODE.json) and its lock")
+        ->capture_default_str();
     app.add_option("--config", standalone.config, "standalone: run configuration (e.g. a SKU file)")
         ->check(CLI::ExistingFile);
     app.add_option("--baseline", standalone.baseline, "standalone: report.json of the last run");
     app.add_option("--budget-s", standalone.budget_s, "standalone: time budget for all checks")
         ->capture_default_str();
     app.add_option("--outcome", standalone.outcome_path, "standalone: write the outcome JSON here");
-    app.add_flag("--drain", standalone.drain, "standalone: on failure drain this node (scontrol)");
+    app.add_flag("--drain", standalone.drain,
+                 "standalone: on failure drain this node (scontrol); --profile health: also "
+                 "resume its own drain after --resume-after passes");
     app.add_option("--scontrol", standalone.scontrol, "standalone: scontrol path");
     app.add_option("--max-action-fraction", standalone.max_action_fraction,
                    "standalone --drain: circuit breaker, share of the partition that may be "

@@ -164,6 +164,35 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
             return 2;
         }
     }
+    const bool health = options.profile == "health";
+    if (health && options.on_error == OnError::block) {
+        std::fprintf(stderr,
+                     "preflight-agent: --profile health never drains for a check that could not "
+                     "judge; --on-error block is for the prolog, epilog and gate\n");
+        return 2;
+    }
+    if (health && options.resume_after < 1) {
+        std::fprintf(stderr, "preflight-agent: --resume-after must be >= 1\n");
+        return 2;
+    }
+    // slurmd starts a health check every interval whatever the last one is doing: one at a time
+    // per node, or two runs would count the same passes and race on the state file.
+    core::UniqueFd health_lock;
+    if (health) {
+        auto lock = lock_health_state(options.state_dir, node);
+        if (!lock && lock.error().message == "busy") {
+            std::fprintf(stderr,
+                         "preflight health %s: another health check of this node is still "
+                         "running; skipped\n",
+                         node.c_str());
+            return 0;
+        }
+        if (!lock) {
+            std::fprintf(stderr, "preflight-agent: %s\n", lock.error().message.c_str());
+            return 2;
+        }
+        health_lock = std::move(lock.value());
+    }
     core::RunConfig cfg;
     try {
         cfg = prolog_config(options);
@@ -259,21 +288,24 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
     // A failed check drains. A check that could not judge drains only when the operator chose
     // --on-error block: the start is refused then, and Slurm would drain the node for the failed
     // prolog anyway, with "Prolog error" and no cause; our reason says what kind of finding.
+    outcome.profile = options.profile;
     const bool blocked = outcome.verdict == core::Verdict::error && rc != 0;
-    if (sig == 0 && (outcome.verdict == core::Verdict::fail || blocked)) {
+    if (health) {
+        const int hrc = apply_health(outcome, node, sig == 0, options, cfg.actions, runner);
+        rc = sig != 0 ? rc : hrc;
+    } else if (sig == 0 && (outcome.verdict == core::Verdict::fail || blocked)) {
         if (blocked) {
             outcome.finding = outcome::FindingClass::check_error;
         }
         const char* job = std::getenv("SLURM_JOB_ID");
-        const std::string run =
-            options.run_id.empty() ? (job ? std::string("job ") + job : "prolog") : options.run_id;
-        outcome.drain_reason = std::string(outcome::fixed_reason(outcome.finding));
-        std::string text;
-        for (const auto& r : outcome.reasons) {
-            text += (text.empty() ? "" : "; ") + r;
+        std::string run = options.run_id;
+        if (run.empty()) {
+            run = job == nullptr ? options.profile : std::string("job ") + job;
+            if (job != nullptr && options.profile == "epilog") {
+                run = "epilog of job " + std::string(job);
+            }
         }
-        outcome.drain_comment =
-            outcome::sanitize_reason(text, "run=" + run, outcome::k_max_comment_bytes);
+        describe_drain(outcome, run);
         if (options.drain && drain_for_prolog(outcome, node, run, options, cfg.actions, runner) ==
                                  outcome::DrainOutcome::refused) {
             rc = core::to_int(core::ExitCode::breaker);
@@ -286,9 +318,10 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
             spdlog::error("writing {}: {}", options.outcome_path, st.error().message);
         }
     }
-    std::fprintf(stderr, "preflight prolog %s: %s in %.3f s%s%s\n", node.c_str(),
-                 std::string(core::to_string(outcome.verdict)).c_str(), outcome.seconds,
-                 outcome.drain_reason.empty() ? "" : " — ", outcome.drain_reason.c_str());
+    std::fprintf(stderr, "preflight %s %s: %s in %.3f s%s%s\n", options.profile.c_str(),
+                 node.c_str(), std::string(core::to_string(outcome.verdict)).c_str(),
+                 outcome.seconds, outcome.drain_reason.empty() ? "" : " — ",
+                 outcome.drain_reason.c_str());
     for (const auto& r : outcome.reasons) {
         std::fprintf(stderr, "  %s\n", r.c_str());
     }
@@ -296,10 +329,14 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         std::fprintf(stderr, "  not drained (%s): %s\n", outcome.drain_outcome.c_str(),
                      outcome.drain_error.c_str());
     }
+    if (health) {
+        std::fprintf(stderr, "  health: %s\n",
+                     outcome.health.value("detail", std::string()).c_str());
+    }
     if (sig != 0) {
         std::fprintf(stderr, "  %s: exit %d, nothing drained\n", interrupted_detail(sig).c_str(),
                      rc);
-    } else if (outcome.verdict == core::Verdict::error) {
+    } else if (outcome.verdict == core::Verdict::error && !health) {
         std::fprintf(stderr, "  could not judge: exit %d (--on-error=%s)\n", rc,
                      options.on_error == OnError::block ? "block" : "allow");
     }

@@ -8,6 +8,9 @@
 // "preflight: <class>" reason with the figures in the node's Comment; a node someone else marked is
 // left alone; and the circuit breaker of the configuration's `actions` section refuses when too
 // many nodes of the partition are drained by preflight already. It writes the outcome as JSON.
+// Profiles: prolog (also the Kubernetes gate), epilog (the same checks after a job; slurm/epilog.sh
+// always exits 0) and health (slurm.conf HealthCheckProgram: drains on failure and resumes its own
+// drain after --resume-after consecutive passes; agent/standalone_health.hpp, slurm/health.md).
 #pragma once
 
 #include <optional>
@@ -19,6 +22,7 @@
 #include "core/config.hpp"
 #include "core/model.hpp"
 #include "core/process.hpp"
+#include "core/unique_fd.hpp"
 #include "outcome/reasons.hpp"
 #include "outcome/slurm_sink.hpp"
 #include "plugins/exec_policy.hpp"
@@ -31,7 +35,7 @@ namespace preflight::agent {
 enum class OnError { allow, block };
 
 struct StandaloneOptions {
-    std::string profile = "prolog";  // the only profile today
+    std::string profile = "prolog";  // prolog, epilog or health
     std::string node;                // this node's name (default: $SLURMD_NODENAME, else hostname)
     std::string config;              // run configuration YAML; empty: link.netdev with defaults
     std::string baseline;            // report.json of the last controller run; optional
@@ -53,6 +57,10 @@ struct StandaloneOptions {
     // terminationMessagePath, /dev/termination-log, which `kubectl describe pod` shows). Empty:
     // none.
     std::string termination_log;
+    // --profile health: resume a node this health check drained after this many consecutive
+    // passes, counted in <state_dir>/health-<node>.json.
+    int resume_after = 3;
+    std::string state_dir = "/var/lib/preflight";
 };
 
 struct StandaloneOutcome {
@@ -66,6 +74,8 @@ struct StandaloneOutcome {
     std::string drain_outcome;  // "drained", "left_alone", "refused" (breaker), "failed"; "" none
     std::string drain_error;    // why not drained: someone else's mark, the breaker, scontrol
     double seconds = 0.0;
+    std::string profile = "prolog";
+    nlohmann::json health;  // --profile health: the pass count and what was done (null otherwise)
     nlohmann::json to_json(const std::string& node) const;
 };
 
@@ -88,6 +98,10 @@ int standalone_exit_code(core::Verdict verdict, OnError on_error);
 std::string termination_message(const std::string& node, const StandaloneOutcome& outcome,
                                 int exit_code);
 
+// Sets outcome.drain_reason (the fixed reason of outcome.finding) and outcome.drain_comment (the
+// reasons and " run=<run>", sanitized for the node's Comment).
+void describe_drain(StandaloneOutcome& outcome, const std::string& run);
+
 // Drains `node` for a failed (or blocked) prolog through outcome::apply_slurm_drain with the fixed
 // reason of outcome.finding and the figures as Comment; sets drain_* in outcome. The policy is the
 // run configuration's breaker with the options' overrides.
@@ -95,6 +109,20 @@ outcome::DrainOutcome drain_for_prolog(StandaloneOutcome& outcome, const std::st
                                        const std::string& run, const StandaloneOptions& options,
                                        const core::ActionsConfig& actions,
                                        core::CommandRunner& runner);
+
+// --profile health (agent/standalone_health.cpp; its state file in standalone_health.hpp). Takes
+// <state_dir>/health-<node>.lock (flock, not blocking). Error "busy" when another run holds
+// it; any other error names the path.
+core::Result<core::UniqueFd> lock_health_state(const std::string& state_dir,
+                                               const std::string& node);
+
+// Counts, drains and resumes after the checks of one health run (outcome judged; judged false when
+// the run was interrupted) and saves the state (a state that cannot be saved is logged: the next
+// run counts from 0 and resumes nothing). Fills outcome.health. Returns the exit code: 0 pass or
+// could not judge, 1 fail, 3 the circuit breaker refused to drain.
+int apply_health(StandaloneOutcome& outcome, const std::string& node, bool judged,
+                 const StandaloneOptions& options, const core::ActionsConfig& actions,
+                 core::CommandRunner& runner);
 
 // Runs the profile. Exit code (core::ExitCode): 0 pass (or could not judge, unless on_error is
 // block: a hung or crashed check never drains a node), 1 fail (and drained when asked, or left

@@ -55,23 +55,38 @@ std::string termination_message(const std::string& node, const StandaloneOutcome
     return text;
 }
 
+void describe_drain(StandaloneOutcome& outcome, const std::string& run) {
+    outcome.drain_reason = std::string(outcome::fixed_reason(outcome.finding));
+    std::string text;
+    for (const auto& r : outcome.reasons) {
+        text += (text.empty() ? "" : "; ") + r;
+    }
+    outcome.drain_comment =
+        outcome::sanitize_reason(text, "run=" + run, outcome::k_max_comment_bytes);
+}
+
 nlohmann::json StandaloneOutcome::to_json(const std::string& node) const {
     nlohmann::json checks = nlohmann::json::array();
     for (const auto& r : results) {
         checks.push_back(r);
     }
-    return {{"node", node},
-            {"profile", "prolog"},
-            {"verdict", std::string(core::to_string(verdict))},
-            {"reasons", reasons},
-            {"finding",
-             std::string(outcome::finding_classes()[static_cast<std::size_t>(finding)].name)},
-            {"drain_reason", drain_reason},
-            {"drain_comment", drain_comment},
-            {"drain_outcome", drain_outcome},
-            {"drain_error", drain_error},
-            {"seconds", seconds},
-            {"checks", checks}};
+    nlohmann::json out = {
+        {"node", node},
+        {"profile", profile},
+        {"verdict", std::string(core::to_string(verdict))},
+        {"reasons", reasons},
+        {"finding",
+         std::string(outcome::finding_classes()[static_cast<std::size_t>(finding)].name)},
+        {"drain_reason", drain_reason},
+        {"drain_comment", drain_comment},
+        {"drain_outcome", drain_outcome},
+        {"drain_error", drain_error},
+        {"seconds", seconds},
+        {"checks", checks}};
+    if (!health.is_null()) {
+        out["health"] = health;
+    }
+    return out;
 }
 
 void judge_standalone(StandaloneOutcome& outcome, const core::EvaluationConfig& eval,

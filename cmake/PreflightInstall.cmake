@@ -26,8 +26,11 @@ install(TARGETS preflight preflight-agent RUNTIME DESTINATION ${CMAKE_INSTALL_BI
 # checks may start (docs/security.md), so a site writes its own.
 set(PREFLIGHT_CONFFILES
     ${PREFLIGHT_SYSCONFDIR}/preflight.yaml
-    ${PREFLIGHT_SYSCONFDIR}/prolog.env)
-install(FILES packaging/etc/preflight.yaml packaging/etc/prolog.env
+    ${PREFLIGHT_SYSCONFDIR}/prolog.env
+    ${PREFLIGHT_SYSCONFDIR}/health.env
+    ${PREFLIGHT_SYSCONFDIR}/epilog.env)
+install(FILES packaging/etc/preflight.yaml packaging/etc/prolog.env packaging/etc/health.env
+              packaging/etc/epilog.env
         DESTINATION ${PREFLIGHT_SYSCONFDIR} COMPONENT base)
 file(GLOB preflight_skus CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/manifests/skus/*.yaml)
 install(FILES ${preflight_skus} DESTINATION ${PREFLIGHT_SYSCONFDIR}/skus COMPONENT base)
@@ -36,10 +39,11 @@ foreach(sku IN LISTS preflight_skus)
   list(APPEND PREFLIGHT_CONFFILES ${PREFLIGHT_SYSCONFDIR}/skus/${sku_name})
 endforeach()
 
-# Slurm: the prolog and the job-start wrapper (slurm.conf points at the installed paths).
-install(PROGRAMS slurm/prolog.sh slurm/preflight.sbatch
+# Slurm: the prolog, the health check, the epilog and the job-start wrapper (slurm.conf points at
+# the installed paths).
+install(PROGRAMS slurm/prolog.sh slurm/healthcheck.sh slurm/epilog.sh slurm/preflight.sbatch
         DESTINATION ${PREFLIGHT_DATADIR}/slurm COMPONENT base)
-install(FILES slurm/README.md DESTINATION ${PREFLIGHT_DATADIR}/slurm COMPONENT base)
+install(FILES slurm/README.md slurm/health.md DESTINATION ${PREFLIGHT_DATADIR}/slurm COMPONENT base)
 # Kubernetes: the kustomize base and examples, and the SKU files (kubectl apply -k works in place).
 install(DIRECTORY manifests/ DESTINATION ${PREFLIGHT_DATADIR}/manifests COMPONENT base)
 # Operator scripts that work without the source tree, and the report schema.

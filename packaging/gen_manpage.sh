@@ -42,10 +42,10 @@ summary=${summary#*: }
   echo ".SH FILES"
   echo ".TP"
   echo ".I /etc/preflight/"
-  echo "run configuration (preflight.yaml), Slurm prolog settings (prolog.env), SKU expectations (skus/)"
+  echo "run configuration (preflight.yaml), Slurm prolog, health check and epilog settings (prolog.env, health.env, epilog.env), SKU expectations (skus/)"
   echo ".TP"
   echo ".I /usr/share/preflight/"
-  echo "Slurm prolog and job-start wrapper (slurm/), Kubernetes manifests (manifests/k8s/)"
+  echo "Slurm prolog, health check, epilog and job-start wrapper (slurm/), Kubernetes manifests (manifests/k8s/)"
   echo ".SH SEE ALSO"
   if [[ $name == preflight ]]; then echo ".BR preflight\\-agent (1)"; else echo ".BR preflight (1)"; fi
   echo ".PP"

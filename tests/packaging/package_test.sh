@@ -44,7 +44,8 @@ for f in usr/bin/preflight usr/bin/preflight-agent; do
   expect "$f links no NCCL, CUDA runtime or MPI library" \
     bash -c '! objdump -p "$1" | grep -E "NEEDED +(libnccl|libcudart|libcuda\.|libmpi)"' _ "$tmp/base/$f"
 done
-for f in etc/preflight/preflight.yaml etc/preflight/prolog.env \
+for f in etc/preflight/preflight.yaml etc/preflight/prolog.env etc/preflight/health.env \
+         etc/preflight/epilog.env usr/share/preflight/slurm/health.md \
          etc/preflight/skus/h100-sxm-8x-cx7-400g.yaml \
          usr/share/preflight/slurm/README.md usr/share/preflight/manifests/k8s/kustomization.yaml \
          usr/share/preflight/manifests/skus/h100-sxm-8x-cx7-400g.yaml \
@@ -57,6 +58,7 @@ for f in etc/preflight/preflight.yaml etc/preflight/prolog.env \
   expect "$f is in the package" test -s "$tmp/$pkgdir/$f"
 done
 for f in usr/share/preflight/slurm/prolog.sh usr/share/preflight/slurm/preflight.sbatch \
+         usr/share/preflight/slurm/healthcheck.sh usr/share/preflight/slurm/epilog.sh \
          usr/share/preflight/scripts/tls_make_ca.sh; do
   expect "$f is an executable script" test -x "$tmp/base/$f"
 done
