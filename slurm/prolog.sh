@@ -30,6 +30,9 @@
 #                        actions.max_actions)
 #   PREFLIGHT_FORCE      1: drain even when the circuit breaker refuses (logged)
 set -u
+# slurmd may start the prolog without a PATH (bash would then make up one ending in ".", in
+# slurmd's working directory): a fixed one, as slurm/healthcheck.sh. The env file may set another.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 env_file=${PREFLIGHT_PROLOG_ENV:-/etc/preflight/prolog.env}
 # shellcheck disable=SC1090
 [[ -r $env_file ]] && . "$env_file"
