@@ -91,6 +91,10 @@ int agent_main(int argc, char** argv) {
     app.add_option("--key-file", key_file,
                    "file holding this node's key (mode 600, owned by this user; "
                    "`preflight keys derive` makes it)");
+    bool key_stdin = false;
+    app.add_flag("--key-stdin", key_stdin,
+                 "read this node's key from the first line of stdin (the ssh launcher sends it)")
+        ->excludes("--key-file");
     std::string exec_allow;
     app.add_option("--exec-allow", exec_allow,
                    std::string("programs checks may start (absolute paths, one per line); "
@@ -180,7 +184,7 @@ int agent_main(int argc, char** argv) {
         return core::to_int(core::ExitCode::usage);
     }
     options.controller_port = value;
-    auto key = load_node_key(key_file, options.node);
+    auto key = load_node_key(key_file, options.node, key_stdin);
     if (!key) {
         std::fprintf(stderr, "preflight-agent: %s\n", key.error().message.c_str());
         return core::to_int(core::ExitCode::usage);

@@ -1,8 +1,10 @@
 // ChildProcess: a long-running child in its own process group (process.hpp).
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -39,7 +41,22 @@ ChildProcess::~ChildProcess() {
 
 Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv,
                                          const std::map<std::string, std::string>& env,
-                                         const std::string& output_path) {
+                                         const std::string& output_path,
+                                         const std::string& stdin_data) {
+    if (stdin_data.size() > PIPE_BUF) {
+        return Error{"stdin data for '" + (argv.empty() ? std::string() : argv[0]) +
+                     "' is longer than PIPE_BUF"};
+    }
+    UniqueFd in_read;
+    UniqueFd in_write;
+    if (!stdin_data.empty()) {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) {
+            return Error{std::string("pipe: ") + std::strerror(errno)};
+        }
+        in_read = UniqueFd(fds[0]);
+        in_write = UniqueFd(fds[1]);
+    }
     UniqueFd out;
     if (!output_path.empty()) {
         // A fresh file each time (the log of this run), never one planted at the name.
@@ -49,10 +66,26 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv,
         }
         out = std::move(opened.value());
     }
-    auto pid = fork_exec(argv, env, out.get(), -1);
+    auto pid = fork_exec(argv, env, out.get(), in_read.get());
     out.reset();
     if (!pid) {
         return pid.error();
+    }
+    if (in_write.get() >= 0) {
+        // Written whole into the empty pipe (<= PIPE_BUF: atomic, never blocks) while we still
+        // hold its read end, so no SIGPIPE; closing it is the child's end of input.
+        ssize_t n = 0;
+        do {
+            n = ::write(in_write.get(), stdin_data.data(), stdin_data.size());
+        } while (n < 0 && errno == EINTR);
+        if (n != static_cast<ssize_t>(stdin_data.size())) {
+            const int err = errno;
+            kill_group(*pid, SIGKILL);
+            int status = 0;
+            ::waitpid(*pid, &status, 0);
+            return Error{std::string("writing the stdin of '") + argv[0] +
+                         "': " + std::strerror(err)};
+        }
     }
     ChildProcess child;
     child.m_pid = *pid;

@@ -74,10 +74,12 @@ class ChildProcess {
     ChildProcess& operator=(const ChildProcess&) = delete;
     ~ChildProcess();  // kills and reaps a child that is still running
 
-    // stdout and stderr go to output_path (truncated) when given, else inherit ours.
+    // stdout and stderr go to output_path (truncated) when given, else inherit ours. stdin is
+    // /dev/null, or a pipe holding stdin_data (at most PIPE_BUF bytes, e.g. a key) then closed.
     static Result<ChildProcess> spawn(const std::vector<std::string>& argv,
                                       const std::map<std::string, std::string>& env,
-                                      const std::string& output_path);
+                                      const std::string& output_path,
+                                      const std::string& stdin_data = {});
 
     pid_t pid() const { return m_pid; }
     bool running();                          // reaps if it has exited

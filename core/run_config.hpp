@@ -78,8 +78,24 @@ struct SlurmStepConfig {
 };
 
 // `launch.ssh`: the ssh launcher for clusters without a scheduler (controller/launch/ssh_launcher).
+// One ssh session per node, argv only (docs/ssh.md); host keys are always checked
+// (StrictHostKeyChecking=yes, BatchMode=yes) and the node key goes over ssh's stdin.
 struct SshLaunchConfig {
-    // (filled by the ssh launcher work)
+    std::string ssh = "ssh";  // the ssh client: an absolute path or a name looked up in PATH
+    std::string user;         // -l USER; empty: ssh's default (this user's name)
+    int port = 0;             // -p PORT; 0: ssh's default (22)
+    std::string identity;     // -i FILE (with IdentitiesOnly=yes); empty: ssh's default keys
+    // UserKnownHostsFile: the only file host keys are checked against (GlobalKnownHostsFile is
+    // then /dev/null); empty: ~/.ssh/known_hosts plus the system-wide /etc/ssh/ssh_known_hosts.
+    std::string known_hosts;
+    std::string config = "none";       // -F: "none" reads no ssh_config at all; else a file
+    int connect_timeout_s = 10;        // ConnectTimeout; a fan-out slot is freed after it too
+    double host_timeout_s = 30.0;      // ssh started -> agent connected, else the node is error
+    int server_alive_interval_s = 15;  // ServerAliveInterval during the run
+    int server_alive_count_max = 3;    // ServerAliveCountMax
+    int fanout = 32;                   // at most this many sessions being established at once
+    std::string agent = "preflight-agent";  // the agent on the nodes: absolute path or PATH name
+    std::vector<std::string> options;       // extra `-o Name=value` (from an allowed list of names)
 };
 
 // `launch`: per-launcher settings of how agents are started.

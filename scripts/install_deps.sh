@@ -24,6 +24,8 @@ packages=(
   chromium fonts-dejavu-core libxml2-utils prometheus python3-jsonschema
   # fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes
   clang libclang-rt-14-dev ccache
+  # ssh launcher test (tests/integration/ssh_launcher_test.cpp): a real sshd in each fabric host
+  openssh-server openssh-client
   # Slurm test bed (scripts/testbed/slurm_up.sh); never slurm-wlm-emulator (it replaces slurmd)
   slurmctld slurmd slurm-client munge
   # packages and the container image (scripts/package.sh, scripts/image.sh, tests/packaging/):

@@ -166,8 +166,10 @@ int preflight_main(int argc, char** argv) {
     run_cmd->add_option("--reference-nodes", run.reference_nodes,
                         "known-good partners (hostlist): they join the collectives and the "
                         "cohort so that few nodes can be judged, and are never acted on");
-    run_cmd->add_option("--launcher", run.launcher, "local, connect, slurm (srun) or k8s (Job)")
-        ->check(CLI::IsMember({"local", "connect", "slurm", "k8s"}))
+    run_cmd
+        ->add_option("--launcher", run.launcher,
+                     "local, connect, slurm (srun), k8s (Job) or ssh (launch.ssh)")
+        ->check(CLI::IsMember({"local", "connect", "slurm", "k8s", "ssh"}))
         ->capture_default_str();
     run_cmd->add_option("--config", run.config, "run configuration YAML")->check(CLI::ExistingFile);
     run_cmd->add_option("--report-dir", run.report_dir,

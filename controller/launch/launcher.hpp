@@ -4,8 +4,10 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,9 @@ struct LaunchContext {
     core::LaunchConfig launch;    // `launch:` section: srun step, ssh
     bool gpu_checks = false;      // a check of the run uses GPUs (CheckSpec::uses_gpus)
     bool mpi_checks = false;      // a check of the run uses MPI (CheckSpec::uses_mpi)
+    // The nodes whose agent has connected so far (launchers that pace their starts, like ssh's
+    // fan-out, read it from exited()); unset: not known.
+    std::function<std::set<std::string>()> connected_nodes;
 };
 
 class Launcher {

@@ -1,6 +1,7 @@
 #include "controller/launch/make_launcher.hpp"
 
 #include "controller/launch/k8s_job_launcher.hpp"
+#include "controller/launch/ssh_launcher.hpp"
 
 namespace preflight::controller {
 
@@ -16,6 +17,9 @@ std::unique_ptr<Launcher> make_launcher(const std::string& name, const SlurmLaun
     }
     if (name == "k8s") {
         return std::make_unique<k8s::K8sJobLauncher>();
+    }
+    if (name == "ssh") {
+        return std::make_unique<SshLauncher>();
     }
     return nullptr;
 }

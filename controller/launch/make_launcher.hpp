@@ -1,4 +1,4 @@
-// The launcher a run asks for by name: local, connect, slurm or k8s.
+// The launcher a run asks for by name: local, connect, slurm, k8s or ssh.
 #pragma once
 
 #include <memory>

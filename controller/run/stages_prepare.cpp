@@ -116,7 +116,7 @@ RunPlan plan_run(const RunOptions& options, outcome::RunReport& report) {
     plan.launcher = make_launcher(options.launcher, options.slurm);
     if (!plan.launcher) {
         throw core::ConfigError("unknown launcher '" + options.launcher +
-                                "' (local, connect, slurm, k8s)");
+                                "' (local, connect, slurm, k8s, ssh)");
     }
     if (options.launcher != "connect") {
         // Fresh per run; agents get only their own node key derived from it.
@@ -174,6 +174,9 @@ void launch_agents(RunContext& run) {
         throw core::ConfigError(st.error().message);
     }
     LaunchContext launch = launch_context(run);
+    launch.connected_nodes = [server = run.server.get()] {
+        return server->hub().connected_nodes();
+    };
     std::vector<core::Node> to_launch;
     for (const auto& n : run.options.nodes) {
         std::string why;

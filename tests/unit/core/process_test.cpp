@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -298,6 +299,29 @@ TEST(ChildProcess, OutputPathAndEnvironment) {
     ASSERT_TRUE(child.ok());
     ASSERT_TRUE(child->wait_for(5s));
     EXPECT_EQ(read_file(path), "hello\ne\n");
+}
+
+TEST(ChildProcess, StdinDataIsTheChildsInputThenEndOfFile) {
+    TempDir dir;
+    auto path = dir.path() / "child.log";
+    // The child reads one line, then sees the end of its input (not our terminal, not a hang).
+    auto child =
+        ChildProcess::spawn({"sh", "-c", "IFS= read -r line; echo \"got $line\"; cat; echo eof"},
+                            {}, path.string(), "the key\n");
+    ASSERT_TRUE(child.ok()) << child.error().message;
+    ASSERT_TRUE(child->wait_for(5s));
+    EXPECT_EQ(read_file(path), "got the key\neof\n");
+    // Without stdin data the child's stdin is /dev/null, as before.
+    auto plain = ChildProcess::spawn({"sh", "-c", "cat; echo eof"}, {}, path.string());
+    ASSERT_TRUE(plain.ok());
+    ASSERT_TRUE(plain->wait_for(5s));
+    EXPECT_EQ(read_file(path), "eof\n");
+}
+
+TEST(ChildProcess, StdinDataLongerThanAPipeWriteIsRefused) {
+    auto child = ChildProcess::spawn({"true"}, {}, "", std::string(PIPE_BUF + 1, 'k'));
+    ASSERT_FALSE(child.ok());
+    EXPECT_THAT(child.error().message, HasSubstr("longer than PIPE_BUF"));
 }
 
 TEST(ChildProcess, LogPathThatIsASymlinkIsRefusedAndNothingRuns) {
