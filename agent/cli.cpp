@@ -10,6 +10,8 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "agent/gang_gate.hpp"
+#include "agent/k8s_condition.hpp"
 #include "agent/mpi_bootstrap.hpp"
 #include "agent/node_key.hpp"
 #include "agent/session.hpp"
@@ -88,6 +90,29 @@ int agent_main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--termination-log", standalone.termination_log,
                    "standalone: also write the outcome here (e.g. /dev/termination-log)");
+    // Kubernetes DaemonSet mode (agent/k8s_condition.hpp): the standalone checks every interval,
+    // their outcome as the Node's PreflightHealthy condition through nodes/status.
+    NodeConditionLoopOptions condition;
+    bool k8s_condition = false;
+    app.add_flag("--k8s-node-condition", k8s_condition,
+                 "standalone: run the checks every --interval and set the Node's condition");
+    app.add_option("--interval", condition.interval_s,
+                   "--k8s-node-condition: seconds between check runs")
+        ->capture_default_str();
+    app.add_flag("--once", condition.once, "--k8s-node-condition: one check run, then exit");
+    app.add_option("--condition-type", condition.condition_type,
+                   "--k8s-node-condition: the NodeCondition type")
+        ->capture_default_str();
+    app.add_option("--kubeconfig", condition.kubeconfig,
+                   "--k8s-node-condition: kubeconfig (default: $KUBECONFIG, else in-cluster)");
+    // The gang gate (agent/gang_gate.hpp): after the controller's run, this pod's verdict.
+    GateOptions gate;
+    app.add_option("--gate-verdict", gate.verdict_file,
+                   "with --controller: then wait for this file (the pod's verdict, projected "
+                   "from the gate's ConfigMap) and exit by it (0 pass, 1 fail, --on-error)");
+    app.add_option("--gate-timeout", gate.timeout_s,
+                   "--gate-verdict: seconds to wait for the verdict after the run")
+        ->capture_default_str();
     app.add_option("--key-file", key_file,
                    "file holding this node's key (mode 600, owned by this user; "
                    "`preflight keys derive` makes it)");
@@ -145,6 +170,18 @@ int agent_main(int argc, char** argv) {
         }
         options.exec_policy = std::move(policy.value());
     }
+    if (k8s_condition && !is_standalone) {
+        std::fprintf(stderr,
+                     "preflight-agent: --k8s-node-condition runs the --standalone checks; "
+                     "give --standalone\n");
+        return core::to_int(core::ExitCode::usage);
+    }
+    if (!gate.verdict_file.empty() && is_standalone) {
+        std::fprintf(stderr,
+                     "preflight-agent: --gate-verdict is for a --controller run (the gang "
+                     "gate); a --standalone gate judges by itself\n");
+        return core::to_int(core::ExitCode::usage);
+    }
     if (is_standalone) {
         standalone.node = options.node;
         standalone.exec_policy = options.exec_policy;
@@ -154,6 +191,12 @@ int agent_main(int argc, char** argv) {
             std::fprintf(stderr, "preflight-agent: invalid node name '%s'\n",
                          standalone.node.c_str());
             return core::to_int(core::ExitCode::usage);
+        }
+        if (k8s_condition) {
+            condition.node = standalone.node;
+            condition.run_timeout_s = standalone.budget_s + 30.0;
+            condition.check_argv.assign(argv, argv + argc);
+            return run_node_condition_loop(condition);
         }
         core::SystemCommandRunner runner;
         return run_standalone(standalone, runner);
@@ -193,6 +236,11 @@ int agent_main(int argc, char** argv) {
     // Collective transports write to sockets whose peer may vanish; that is an error result for
     // the check, not a reason for the agent to die.
     ::signal(SIGPIPE, SIG_IGN);
+    if (!gate.verdict_file.empty()) {
+        gate.on_error = on_error == "block" ? OnError::block : OnError::allow;
+        const int session_rc = run_agent(options);
+        return wait_for_gate_verdict(gate, options.node, session_rc, standalone.termination_log);
+    }
     return run_agent(options);
 }
 

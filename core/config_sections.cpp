@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/checked_number.hpp"
+#include "core/k8s_pod_template.hpp"
 #include "core/yaml_errors.hpp"
 
 namespace preflight::core::config_sections {
@@ -149,9 +150,10 @@ void parse_tls(const std::string& file, const YAML::Node& node, TlsConfig& out) 
 }
 
 void parse_k8s(const std::string& file, const YAML::Node& node, KubernetesConfig& out) {
-    yaml::reject_unknown_keys(file, node, "k8s",
-                              {"kubeconfig", "context", "namespace", "image", "service_account",
-                               "request_timeout_s", "max_retries"});
+    yaml::reject_unknown_keys(
+        file, node, "k8s",
+        {"kubeconfig", "context", "namespace", "image", "service_account", "request_timeout_s",
+         "max_retries", "gpus_per_node", "pod_template"});
     auto text = [&](const char* key, std::string& value, bool may_be_empty) {
         const std::string path = std::string("k8s.") + key;
         if (auto n = yaml::get(file, node, key, path)) {
@@ -174,6 +176,16 @@ void parse_k8s(const std::string& file, const YAML::Node& node, KubernetesConfig
         if (out.max_retries < 0 || out.max_retries > 10) {
             out_of_range(file, n, "k8s.max_retries", "in 0..10");
         }
+    }
+    if (auto n = yaml::get(file, node, "gpus_per_node", "k8s.gpus_per_node")) {
+        out.gpus_per_node = yaml::as_int(file, n, "k8s.gpus_per_node");
+        if (out.gpus_per_node < 0 || out.gpus_per_node > 64) {
+            out_of_range(file, n, "k8s.gpus_per_node",
+                         "in 0..64 (0: read the nodes' allocatable nvidia.com/gpu at launch)");
+        }
+    }
+    if (auto n = yaml::get(file, node, "pod_template", "k8s.pod_template")) {
+        out.pod_template = k8s::parse_pod_template(file, n);
     }
 }
 

@@ -70,6 +70,11 @@ struct KubernetesConfig {
     std::string service_account = "preflight-agent";  // agent pods' ServiceAccount
     double request_timeout_s = 10.0;                  // one API request
     int max_retries = 4;                              // on 429/5xx/transport errors, with backoff
+    // `k8s.pod_template` (core/k8s_pod_template.hpp): merged into the agent pods; {} when none.
+    nlohmann::json pod_template = nlohmann::json::object();
+    // GPUs each agent pod asks for (limits nvidia.com/gpu) when the run has GPU checks; 0: the
+    // minimum of status.allocatable["nvidia.com/gpu"] over the run's nodes, read at launch.
+    int gpus_per_node = 0;
 };
 
 // `launch.slurm`: what the agents' srun step asks Slurm for (controller/launch/slurm_launcher).

@@ -12,6 +12,7 @@
 #include "controller/cli/cli_certify.hpp"
 #include "controller/cli/cli_checks.hpp"
 #include "controller/cli/cli_common.hpp"
+#include "controller/cli/cli_gang_gate.hpp"
 #include "controller/cli/cli_keys.hpp"
 #include "controller/cli/cli_report.hpp"
 #include "controller/cli/cli_slurm.hpp"
@@ -204,6 +205,7 @@ int preflight_main(int argc, char** argv) {
         add_keys_commands(app),
         add_report_commands(app),
         add_certify_command(app),
+        add_gang_gate_command(app),
         add_testbed_commands(app, argv[0]),
         [run_checks = add_checks_command(app)](const std::string&, bool) { return run_checks(); },
     };

@@ -9,7 +9,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "controller/launch/k8s_pod_template.hpp"
+#include "core/config_error.hpp"
 #include "core/json_yaml.hpp"
+#include "core/k8s_pod_template.hpp"
 #include "outcome/k8s/node_sink.hpp"
 
 namespace preflight::controller::k8s {
@@ -63,6 +66,11 @@ json agent_job(const JobSpecInput& in) {
         tolerations.push_back(
             {{"key", std::string(key)}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
     }
+    // GPU nodes are commonly tainted nvidia.com/gpu:NoSchedule so that only GPU workloads land
+    // there; the agents must too (a template entry with this key and effect replaces it).
+    tolerations.push_back({{"key", std::string(core::k8s::k_gpu_resource)},
+                           {"operator", "Exists"},
+                           {"effect", "NoSchedule"}});
     json pod_spec = {
         {"restartPolicy", "Never"},
         {"serviceAccountName", in.service_account},
@@ -112,6 +120,13 @@ json agent_job(const JobSpecInput& in) {
               {{"secretName", in.name},
                {"items", json::array({{{"key", "ca.crt"}, {"path", "ca.crt"}}})}}}});
     }
+    json pod = {{"metadata",
+                 {{"labels", {{"app.kubernetes.io/name", "preflight-agent"}, {k_run_label, run}}}}},
+                {"spec", pod_spec}};
+    if (auto st = merge_pod_template(pod, in.pod_template); !st) {
+        throw core::ConfigError(st.error().message);
+    }
+    add_gpu_defaults(pod, in.gpus_per_node);
     return {
         {"apiVersion", "batch/v1"},
         {"kind", "Job"},
@@ -127,10 +142,7 @@ json agent_job(const JobSpecInput& in) {
           {"backoffLimit", n},
           {"activeDeadlineSeconds", 3600},
           {"ttlSecondsAfterFinished", 300},
-          {"template",
-           {{"metadata",
-             {{"labels", {{"app.kubernetes.io/name", "preflight-agent"}, {k_run_label, run}}}}},
-            {"spec", pod_spec}}}}},
+          {"template", pod}}},
     };
 }
 
@@ -179,6 +191,11 @@ std::string pod_start_failure(const json& pod) {
     }
 }
 
+bool needs_gpu_count(const LaunchContext& ctx) {
+    return ctx.gpu_checks && ctx.k8s.gpus_per_node == 0 &&
+           !template_sets_gpus(ctx.k8s.pod_template);
+}
+
 core::Result<JobSpecInput> job_input(const std::vector<core::Node>& nodes,
                                      const LaunchContext& ctx) {
     JobSpecInput in;
@@ -200,6 +217,15 @@ core::Result<JobSpecInput> job_input(const std::vector<core::Node>& nodes,
     }
     for (const auto& n : nodes) {
         in.nodes.push_back(n.name);
+    }
+    in.pod_template = ctx.k8s.pod_template;
+    if (ctx.gpu_checks && !template_sets_gpus(in.pod_template)) {
+        in.gpus_per_node = ctx.k8s.gpus_per_node;  // 0: start() reads the nodes' allocatable
+    }
+    try {
+        (void)agent_job(in);  // a template the merge refuses fails here, before anything starts
+    } catch (const std::exception& e) {
+        return core::Error{e.what()};
     }
     // One template for all pods: they all dial one address (--advertise, usually the controller
     // pod's IP or a Service).
@@ -254,7 +280,32 @@ std::map<std::string, std::string> K8sJobLauncher::start(const std::vector<core:
     if (!input) {
         return fail_all("k8s launcher: " + input.error().message);
     }
-    const JobSpecInput& in = input.value();
+    JobSpecInput& in = input.value();
+    if (needs_gpu_count(ctx)) {
+        // One GET of all Nodes (the controller may list nodes) rather than one per node.
+        auto list = m_client->get("/api/v1/nodes", outcome::k8s::Access{"list", "nodes", "", ""});
+        if (!list) {
+            return fail_all(
+                "k8s launcher: the run has GPU checks and k8s.gpus_per_node is not set, "
+                "but the nodes' allocatable GPUs cannot be read: " +
+                list.error().message);
+        }
+        const GpuCount count = gpus_from_nodes(*list, in.nodes);
+        for (const auto& note : count.notes) {
+            spdlog::warn("k8s launcher: nvidia.com/gpu: {}", note);
+        }
+        if (count.gpus == 0) {
+            spdlog::warn(
+                "k8s launcher: no node of the run has allocatable nvidia.com/gpu; agent "
+                "pods ask for no GPUs (GPU checks will find none)");
+        } else {
+            spdlog::info(
+                "k8s launcher: each agent pod asks for {} nvidia.com/gpu (the minimum "
+                "allocatable over the run's nodes)",
+                count.gpus);
+        }
+        in.gpus_per_node = count.gpus;
+    }
     for (const auto& n : nodes) {
         m_nodes.insert(n.name);
     }
@@ -326,10 +377,22 @@ std::string K8sJobLauncher::describe(const std::vector<core::Node>& nodes,
     if (secret["stringData"].contains("ca.crt")) {
         secret["stringData"]["ca.crt"] = "<" + ctx.tls_ca + ">";
     }
+    std::string gpus;
+    if (needs_gpu_count(ctx)) {
+        // No API access in a dry run: say where the count will come from instead of guessing.
+        gpus =
+            "# nvidia.com/gpu: the run has GPU checks; at launch each agent pod asks for the "
+            "minimum status.allocatable[\"nvidia.com/gpu\"] of the run's nodes (not read in a "
+            "dry run: set k8s.gpus_per_node to fix it and see it below)\n";
+    } else if (input->gpus_per_node > 0) {
+        gpus = "# nvidia.com/gpu: " + std::to_string(input->gpus_per_node) +
+               " per agent pod (k8s.gpus_per_node), with a memory-backed /dev/shm\n";
+    }
     return "# k8s launcher: this Secret and Indexed Job, created in namespace " +
            ctx.k8s.namespace_name + " (image " +
-           (ctx.k8s.image.empty() ? std::string("<k8s.image is not set>") : ctx.k8s.image) +
-           ")\n---\n" + core::to_yaml(secret) + "---\n" + core::to_yaml(agent_job(input.value()));
+           (ctx.k8s.image.empty() ? std::string("<k8s.image is not set>") : ctx.k8s.image) + ")\n" +
+           gpus + (ctx.k8s.pod_template.empty() ? "" : "# k8s.pod_template merged in\n") + "---\n" +
+           core::to_yaml(secret) + "---\n" + core::to_yaml(agent_job(input.value()));
 }
 
 void K8sJobLauncher::stop() {

@@ -29,23 +29,35 @@ struct JobSpecInput {
     std::string controller;  // HOST:PORT the agents dial
     std::vector<std::string> agent_args;
     std::string tls_ca_pem;  // TLS on: the CA agents verify the controller with (in the Secret)
+    nlohmann::json pod_template = nlohmann::json::object();  // k8s.pod_template (merged)
+    // GPUs each pod asks for (limits nvidia.com/gpu, plus /dev/shm) unless the template names
+    // them; 0: none. The launcher resolves k8s.gpus_per_node 0 from the nodes' allocatable.
+    int gpus_per_node = 0;
 };
 
 // Where agent pods find the TLS CA (the run's Secret, key ca.crt, mounted read-only).
 inline constexpr const char* k_tls_ca_mount = "/etc/preflight/tls";
 
-// The Job object (pure; tested directly). Secret holds PREFLIGHT_RUN_SECRET (and ca.crt with TLS).
+// The Job object (pure; tested directly): preflight's pod, the GPU defaults and the pod template
+// merged by the rules of k8s_pod_template.hpp. Throws core::ConfigError for a template the merge
+// refuses (job_input() checks it first, so start() and describe() report it as an Error).
+// Secret holds PREFLIGHT_RUN_SECRET (and ca.crt with TLS).
 nlohmann::json agent_job(const JobSpecInput& in);
 nlohmann::json token_secret(const JobSpecInput& in, const std::string& token);
 
-// The Job's input for nodes from the launch context (reads the TLS CA file); an error names what
-// is missing.
+// The Job's input for nodes from the launch context (reads the TLS CA file; gpus_per_node from
+// k8s.gpus_per_node when the run has GPU checks and the template names no GPUs); an error names
+// what is missing or what the pod template may not set.
 core::Result<JobSpecInput> job_input(const std::vector<core::Node>& nodes,
                                      const LaunchContext& ctx);
 
 // A DNS-1123 name for a run's Job: "preflight-" + the run id lower-cased, at most 52 characters
 // (Indexed Job pod names append "-<index>-<random>").
 std::string job_name_for(const std::string& run_id);
+
+// Whether the Job for this context asks for GPUs but does not know how many yet (k8s.gpus_per_node
+// 0, no nvidia.com/gpu in the template): start() then reads the nodes' allocatable GPUs.
+bool needs_gpu_count(const LaunchContext& ctx);
 
 // Why a pod cannot run its agent, from its status; empty when it may still start or is running.
 std::string pod_start_failure(const nlohmann::json& pod);

@@ -16,229 +16,17 @@
 #include "controller/run/k8s_certify.hpp"
 #include "core/atomic_file.hpp"
 #include "core/auth.hpp"
+#include "core/config.hpp"
 #include "core/process.hpp"
 #include "outcome/actions.hpp"
 #include "outcome/k8s/client.hpp"
 #include "outcome/k8s/node_sink.hpp"
 #include "outcome/report/json.hpp"
+#include "plugins/check.hpp"
+#include "tests/integration/k8s_standin.hpp"
 
 namespace preflight::controller::k8s {
 namespace {
-
-using nlohmann::json;
-namespace fs = std::filesystem;
-
-const std::string k_src = PREFLIGHT_SOURCE_DIR;
-const std::string k_bin = std::string(PREFLIGHT_BINARY_DIR) + "/bin";
-constexpr const char* k_token = "controller-token-0123456789";
-constexpr const char* k_limited = "limited-token-0123456789";
-constexpr const char* k_admin = "admin-token-0123456789";
-
-core::ProcessResult run(const std::vector<std::string>& argv, int timeout_s = 30) {
-    core::ProcessOptions o;
-    o.timeout = std::chrono::seconds(timeout_s);
-    auto r = core::run_process(argv, o);
-    EXPECT_TRUE(r) << argv[0] << ": " << (r ? "" : r.error().message);
-    return r ? *r : core::ProcessResult{};
-}
-
-bool have_kubectl() {
-    auto r = core::run_process({"kubectl", "version", "--client"}, {});
-    return r && r->ok();
-}
-
-class K8sApiServer : public ::testing::Test {
-  protected:
-    static void SetUpTestSuite() {
-        s_dir = fs::temp_directory_path() / ("pf-k8s-" + std::to_string(::getpid()));
-        fs::remove_all(s_dir);
-        fs::create_directories(s_dir);
-        const std::string d = s_dir.string();
-        std::ofstream(s_dir / "san.ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
-        std::ofstream(s_dir / "ca.ext") << "basicConstraints=critical,CA:TRUE\n"
-                                           "keyUsage=critical,keyCertSign,cRLSign\n";
-        // A CA and a server certificate for 127.0.0.1, both EC P-256 (quick to make).
-        for (const auto& argv : std::vector<std::vector<std::string>>{
-                 {"openssl",
-                  "req",
-                  "-x509",
-                  "-newkey",
-                  "ec",
-                  "-pkeyopt",
-                  "ec_paramgen_curve:prime256v1",
-                  "-nodes",
-                  "-keyout",
-                  d + "/ca.key",
-                  "-out",
-                  d + "/ca.crt",
-                  "-days",
-                  "2",
-                  "-subj",
-                  "/CN=preflight-test-ca",
-                  "-addext",
-                  "basicConstraints=critical,CA:TRUE",
-                  "-addext",
-                  "keyUsage=critical,keyCertSign,cRLSign"},
-                 {"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                  "-nodes", "-keyout", d + "/server.key", "-out", d + "/server.csr", "-subj",
-                  "/CN=127.0.0.1"},
-                 {"openssl", "x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.crt",
-                  "-CAkey", d + "/ca.key", "-CAcreateserial", "-out", d + "/server.crt", "-days",
-                  "2", "-extfile", d + "/san.ext"},
-                 // A second CA that signed nothing: verification against it must fail.
-                 {"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                  "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", d + "/other.key", "-out",
-                  d + "/other.crt", "-days", "2", "-subj", "/CN=other-ca"},
-             }) {
-            auto r = run(argv);
-            ASSERT_TRUE(r.ok()) << r.output;
-        }
-    }
-    static void TearDownTestSuite() { fs::remove_all(s_dir); }
-
-    void SetUp() override {
-        m_dir = s_dir / ::testing::UnitTest::GetInstance()->current_test_info()->name();
-        fs::create_directories(m_dir);
-        const std::string port_file = (m_dir / "port").string();
-        auto child = core::ChildProcess::spawn(
-            {"python3", k_src + "/tests/k8s_apiserver/apiserver.py", "--cert",
-             (s_dir / "server.crt").string(), "--key", (s_dir / "server.key").string(), "--token",
-             k_token, "--limited-token", std::string(k_limited) + ":get/nodes,list/nodes",
-             "--admin-token", k_admin, "--port-file", port_file},
-            {}, (m_dir / "apiserver.log").string());
-        ASSERT_TRUE(child) << child.error().message;
-        m_server = std::move(child.value());
-        for (int i = 0; i < 100 && !fs::exists(port_file); ++i) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-        ASSERT_TRUE(fs::exists(port_file)) << "the API server stand-in did not start";
-        std::ifstream(port_file) >> m_port;
-        m_kubeconfig = write_kubeconfig("kubeconfig", k_token, (s_dir / "ca.crt").string());
-        m_admin =
-            std::make_unique<outcome::k8s::Client>(cluster(k_admin), outcome::k8s::ClientOptions{});
-        m_client =
-            std::make_unique<outcome::k8s::Client>(cluster(k_token), outcome::k8s::ClientOptions{});
-        for (const char* n : {"n1", "n2", "n3"}) {
-            add_node(n);
-        }
-    }
-
-    void TearDown() override { m_server.terminate(std::chrono::milliseconds(500)); }
-
-    std::string server_url() const { return "https://127.0.0.1:" + std::to_string(m_port); }
-
-    outcome::k8s::ClusterConfig cluster(const std::string& token) const {
-        outcome::k8s::ClusterConfig c;
-        c.server = server_url();
-        c.ca_file = (s_dir / "ca.crt").string();
-        c.token = token;
-        c.source = "test";
-        return c;
-    }
-
-    std::string write_kubeconfig(const std::string& name, const std::string& token,
-                                 const std::string& ca, const std::string& extra = {}) const {
-        const fs::path path = m_dir / name;
-        std::ofstream(path) << "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
-                               "clusters:\n- name: standin\n  cluster:\n    server: "
-                            << server_url() << "\n    certificate-authority: " << ca << "\n"
-                            << extra
-                            << "contexts:\n- name: test\n  context: {cluster: standin, user: pf, "
-                               "namespace: preflight}\n"
-                               "users:\n- name: pf\n  user:\n    token: "
-                            << token << "\n";
-        ::chmod(path.c_str(), 0600);
-        return path.string();
-    }
-
-    void add_node(const std::string& name, const json& taints = json::array()) {
-        json body = {{"name", name}};
-        if (!taints.empty()) {
-            body["taints"] = taints;
-        }
-        auto r = m_admin->post("/_test/nodes", body,
-                               outcome::k8s::Access{"create", "test nodes", "", ""});
-        ASSERT_TRUE(r) << r.error().message;
-    }
-
-    json requests() {
-        auto r = m_admin->get("/_test/requests", outcome::k8s::Access{"get", "requests", "", ""});
-        EXPECT_TRUE(r) << r.error().message;
-        return r ? (*r)["items"] : json::array();
-    }
-
-    int count_requests(const std::string& method, const std::string& prefix) {
-        int n = 0;
-        for (const auto& r : requests()) {
-            if (r["method"] == method && r["path"].get<std::string>().rfind(prefix, 0) == 0) {
-                ++n;
-            }
-        }
-        return n;
-    }
-
-    // What the real kubectl sees.
-    json kubectl_json(const std::vector<std::string>& args) {
-        std::vector<std::string> argv = {"kubectl", "--kubeconfig", m_kubeconfig};
-        argv.insert(argv.end(), args.begin(), args.end());
-        argv.insert(argv.end(), {"-o", "json"});
-        auto r = run(argv);
-        EXPECT_TRUE(r.ok()) << r.output;
-        try {
-            return json::parse(r.output);
-        } catch (const std::exception& e) {
-            ADD_FAILURE() << "kubectl output is not JSON: " << r.output;
-            return json::object();
-        }
-    }
-    std::string kubectl_text(const std::vector<std::string>& args) {
-        std::vector<std::string> argv = {"kubectl", "--kubeconfig", m_kubeconfig};
-        argv.insert(argv.end(), args.begin(), args.end());
-        auto r = run(argv);
-        EXPECT_TRUE(r.ok()) << r.output;
-        return r.output;
-    }
-
-    static json taint_of(const json& node, const std::string& key) {
-        for (const auto& t : node["spec"].value("taints", json::array())) {
-            if (t["key"] == key) {
-                return t;
-            }
-        }
-        return nullptr;
-    }
-
-    static outcome::RunReport report_with(const std::map<std::string, core::Verdict>& verdicts) {
-        outcome::RunReport r;
-        r.run_id = "20260101T000000Z-abc123";
-        for (const auto& [name, v] : verdicts) {
-            outcome::NodeReport n;
-            n.name = name;
-            n.verdict = v;
-            outcome::NodeCheck c;
-            c.check = "collective.gloo_allreduce";
-            c.verdict = v;
-            c.metrics = {{"busbw_gbps", v == core::Verdict::fail ? 5.0 : 11.5}};
-            c.median = 11.5;
-            c.threshold = 10.35;
-            n.checks.push_back(c);
-            if (v == core::Verdict::error) {
-                n.reasons.push_back("unreachable: agent did not connect within 30 s");
-                n.checks[0].metrics.clear();
-            }
-            r.nodes.push_back(n);
-        }
-        return r;
-    }
-
-    static inline fs::path s_dir;
-    fs::path m_dir;
-    core::ChildProcess m_server;
-    int m_port = 0;
-    std::string m_kubeconfig;
-    std::unique_ptr<outcome::k8s::Client> m_admin;
-    std::unique_ptr<outcome::k8s::Client> m_client;
-};
 
 TEST_F(K8sApiServer, TaintLabelEventRoundTripAsKubectlSeesIt) {
     if (!have_kubectl()) {
@@ -539,7 +327,8 @@ TEST_F(K8sApiServer, IndexedJobPerNodeAffinityPodFailuresAndCleanup) {
     if (!have_kubectl()) {
         GTEST_SKIP() << "kubectl not installed";
     }
-    // n4 is tainted by an operator: the agents tolerate only our taints, so its pod stays Pending.
+    // n4 is tainted by an operator: the agents tolerate only our taints (and nvidia.com/gpu), so
+    // its pod stays Pending.
     add_node("n4", json::array({{{"key", "example.com/broken"}, {"effect", "NoSchedule"}}}));
     add_node("n9");  // not in the run: no pod may land there
     auto client =
@@ -585,8 +374,8 @@ TEST_F(K8sApiServer, IndexedJobPerNodeAffinityPodFailuresAndCleanup) {
     for (const auto& t : pod["tolerations"]) {
         tolerated.insert(t["key"].get<std::string>());
     }
-    EXPECT_EQ(tolerated,
-              (std::set<std::string>{"preflight.dev/degraded", "preflight.dev/uncertified"}));
+    EXPECT_EQ(tolerated, (std::set<std::string>{"preflight.dev/degraded",
+                                                "preflight.dev/uncertified", "nvidia.com/gpu"}));
 
     // One pod per node, none on n4 (untolerated taint) or n9 (not in the run).
     json pods =
@@ -752,6 +541,282 @@ TEST_F(K8sApiServer, RunWithK8sLauncherEndToEnd) {
     ASSERT_TRUE(left);
     EXPECT_TRUE((*left)["items"].empty());
     EXPECT_EQ(count_requests("DELETE", ns + "/secrets/"), 1);
+}
+
+// --launcher k8s on GPU nodes: the pod template of the run config (core/k8s_pod_template.hpp)
+// merged into the agent Job, the default nvidia.com/gpu:NoSchedule toleration, and every pod
+// asking for all GPUs of its node (the minimum allocatable over the run's nodes, read through the
+// API) when the run has GPU checks. The stand-in schedules by nodeSelector, taints and extended
+// resources, so the pods land only where the real scheduler would put them.
+const char* k_gpu_template = R"(
+k8s:
+  image: registry.example/preflight:1
+  pod_template:
+    metadata:
+      labels: {team: ml}
+    spec:
+      runtimeClassName: nvidia
+      nodeSelector: {nvidia.com/gpu.product: H100}
+      tolerations:
+        - {key: example.com/rdma, operator: Exists, effect: NoSchedule}
+      containers:
+        - name: agent
+          resources:
+            limits: {rdma/rdma_shared_device_a: 1, memory: 64Gi}
+            requests: {rdma/rdma_shared_device_a: 1, cpu: 4}
+          securityContext:
+            capabilities: {add: [IPC_LOCK]}
+          env:
+            - {name: NCCL_IB_HCA, value: mlx5}
+            - {name: NCCL_DEBUG, value: INFO}
+          volumeMounts:
+            - {name: dshm, mountPath: /dev/shm}
+      volumes:
+        - name: dshm
+          emptyDir: {medium: Memory, sizeLimit: 64Gi}
+)";
+
+core::KubernetesConfig gpu_config(const std::string& extra = {}) {
+    return core::parse_config(std::string("checks: [link.netdev]\n") + k_gpu_template + extra,
+                              "gpu.yaml", plugins::param_catalog())
+        .k8s;
+}
+
+TEST_F(K8sApiServer, GpuPodsCarryTheTemplateTheGpuTolerationAndAllGpusOfTheirNode) {
+    if (!have_kubectl()) {
+        GTEST_SKIP() << "kubectl not installed";
+    }
+    const json gpu_taint =
+        json::array({{{"key", "nvidia.com/gpu"}, {"value", "present"}, {"effect", "NoSchedule"}}});
+    const json h100 = {{"nvidia.com/gpu.product", "H100"}};
+    const json eight = {{"nvidia.com/gpu", "8"}, {"rdma/rdma_shared_device_a", "1k"}};
+    add_node("g1", gpu_taint, eight, h100);
+    add_node("g2", gpu_taint, eight, h100);
+    add_node("g3", gpu_taint, eight, {{"nvidia.com/gpu.product", "A100"}});  // selector misses
+    auto client =
+        std::make_shared<outcome::k8s::Client>(cluster(k_token), outcome::k8s::ClientOptions{});
+    K8sJobLauncher launcher(client);
+    LaunchContext ctx;
+    ctx.secret = "run-secret-gpu";
+    ctx.run_id = "20260101T000000Z-GPU001";
+    ctx.k8s = gpu_config();
+    ctx.k8s.namespace_name = "preflight";
+    ctx.gpu_checks = true;  // k8s.gpus_per_node unset: read from the nodes' allocatable
+    std::vector<core::Node> nodes;
+    for (const char* n : {"g1", "g2", "g3"}) {
+        nodes.push_back(core::Node{n, "", "", {}});
+        ctx.dial_address[n] = "10.1.2.3:4567";
+    }
+    auto failed = launcher.start(nodes, ctx);
+    ASSERT_TRUE(failed.empty()) << failed.begin()->second;
+    EXPECT_EQ(count_requests("GET", "/api/v1/nodes"), 1) << "one list, not one GET per node";
+
+    // What kubectl sees in the Job: the merge rules of controller/launch/k8s_pod_template.hpp.
+    json job = kubectl_json({"get", "job", launcher.job_name(), "-n", "preflight"});
+    const json pod = job["spec"]["template"];
+    EXPECT_EQ(pod["metadata"]["labels"]["team"], "ml");
+    EXPECT_EQ(pod["metadata"]["labels"]["preflight.dev/run"], launcher.job_name());
+    const json spec = pod["spec"];
+    EXPECT_EQ(spec["runtimeClassName"], "nvidia");
+    EXPECT_EQ(spec["hostNetwork"], true);
+    EXPECT_EQ(spec["nodeSelector"], json({{"nvidia.com/gpu.product", "H100"}}));
+    std::set<std::string> tolerated;
+    for (const auto& t : spec["tolerations"]) {
+        tolerated.insert(t["key"].get<std::string>());
+    }
+    EXPECT_EQ(tolerated,
+              (std::set<std::string>{"preflight.dev/degraded", "preflight.dev/uncertified",
+                                     "nvidia.com/gpu", "example.com/rdma"}));
+    // Preflight's pinning is still there, whatever the template adds.
+    EXPECT_EQ(spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                  ["nodeSelectorTerms"][0]["matchFields"][0]["values"],
+              json({"g1", "g2", "g3"}));
+    const json agent = spec["containers"][0];
+    EXPECT_EQ(agent["resources"]["limits"]["nvidia.com/gpu"], 8);
+    EXPECT_EQ(agent["resources"]["limits"]["rdma/rdma_shared_device_a"], 1);
+    EXPECT_EQ(agent["resources"]["requests"]["cpu"], 4);
+    EXPECT_EQ(agent["securityContext"]["capabilities"]["add"], json({"IPC_LOCK"}));
+    EXPECT_EQ(agent["securityContext"]["allowPrivilegeEscalation"], false);
+    EXPECT_EQ(agent["env"][0]["name"], "NODE_NAME");
+    EXPECT_EQ(agent["env"][1]["name"], "PREFLIGHT_RUN_SECRET");
+    EXPECT_EQ(agent["env"][2], json({{"name", "NCCL_IB_HCA"}, {"value", "mlx5"}}));
+    EXPECT_EQ(agent["command"][0], "preflight-agent");
+    json shm;
+    for (const auto& v : spec["volumes"]) {
+        if (v["name"] == "dshm") {
+            shm = v;
+        }
+    }
+    EXPECT_EQ(shm["emptyDir"], json({{"medium", "Memory"}, {"sizeLimit", "64Gi"}}))
+        << spec["volumes"].dump();
+
+    // Scheduled past the nvidia.com/gpu taint on g1 and g2; g3 is not an H100 and gets no pod.
+    json pods = kubectl_json(
+        {"get", "pods", "-n", "preflight", "-l", "preflight.dev/run=" + launcher.job_name()});
+    std::map<std::string, std::string> placed;
+    std::string pending;
+    for (const auto& p : pods["items"]) {
+        const std::string n = p["spec"].value("nodeName", std::string());
+        if (n.empty()) {
+            pending = p["status"]["conditions"][0]["message"];
+        } else {
+            placed[n] = p["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].dump();
+        }
+    }
+    EXPECT_EQ(placed, (std::map<std::string, std::string>{{"g1", "8"}, {"g2", "8"}}));
+    EXPECT_NE(pending.find("didn't match Pod's node affinity/selector"), std::string::npos)
+        << pending;
+    launcher.stop();
+}
+
+TEST_F(K8sApiServer, GpuCountIsTheSmallestNodeAndAPodAskingMoreStaysPending) {
+    add_node("g1", json::array(), {{"nvidia.com/gpu", "8"}});
+    add_node("g2", json::array(), {{"nvidia.com/gpu", "4"}});
+    auto client =
+        std::make_shared<outcome::k8s::Client>(cluster(k_token), outcome::k8s::ClientOptions{});
+    LaunchContext ctx;
+    ctx.secret = "run-secret-gpu";
+    ctx.run_id = "20260101T000000Z-GPU002";
+    ctx.k8s.namespace_name = "preflight";
+    ctx.k8s.image = "preflight:test";
+    ctx.gpu_checks = true;
+    std::vector<core::Node> nodes = {core::Node{"g1", "", "", {}}, core::Node{"g2", "", "", {}}};
+    ctx.dial_address = {{"g1", "10.0.0.1:1"}, {"g2", "10.0.0.1:1"}};
+    {
+        K8sJobLauncher launcher(client);
+        ASSERT_TRUE(launcher.start(nodes, ctx).empty());
+        auto job = m_client->get("/apis/batch/v1/namespaces/preflight/jobs/" + launcher.job_name(),
+                                 outcome::k8s::Access{"get", "jobs", "batch", "preflight"});
+        ASSERT_TRUE(job);
+        EXPECT_EQ((*job)["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+                        ["nvidia.com/gpu"],
+                  4);
+        launcher.stop();
+    }
+    // k8s.gpus_per_node: 8 on purpose: g2 has 4, so its pod cannot be placed.
+    ctx.k8s.gpus_per_node = 8;
+    ctx.run_id = "20260101T000000Z-GPU003";
+    K8sJobLauncher launcher(client);
+    ASSERT_TRUE(launcher.start(nodes, ctx).empty());
+    auto pods =
+        m_client->get("/api/v1/namespaces/preflight/pods?labelSelector=" +
+                          outcome::k8s::url_escape("preflight.dev/run=" + launcher.job_name()),
+                      outcome::k8s::Access{"list", "pods", "", "preflight"});
+    ASSERT_TRUE(pods);
+    std::string pending;
+    int scheduled = 0;
+    for (const auto& p : (*pods)["items"]) {
+        if (p["spec"].value("nodeName", std::string()).empty()) {
+            pending = p["status"]["conditions"][0]["message"];
+        } else {
+            ++scheduled;
+        }
+    }
+    EXPECT_EQ(scheduled, 1);
+    EXPECT_NE(pending.find("Insufficient nvidia.com/gpu"), std::string::npos) << pending;
+    launcher.stop();
+}
+
+// The stand-in refuses what kube-apiserver refuses (tests/k8s_apiserver/VALIDATION.md), with the
+// same 422 Status; the launcher reports it for every node. Templates built in code skip the
+// config loader's checks, which is how these reach the API server here.
+TEST_F(K8sApiServer, TheApiServerRefusesInvalidPodFieldsWith422) {
+    auto client =
+        std::make_shared<outcome::k8s::Client>(cluster(k_token), outcome::k8s::ClientOptions{});
+    struct Case {
+        json tmpl;
+        std::string message;
+    };
+    const std::vector<Case> cases = {
+        {json::parse(R"({"spec": {"containers": [{"name": "agent", "resources": {
+              "limits": {"nvidia.com/gpu": "8"}, "requests": {"nvidia.com/gpu": "4"}}}]}})"),
+         "spec.template.spec.containers[0].resources.requests: Invalid value: \"4\": must be "
+         "equal to nvidia.com/gpu limit of 8"},
+        {json::parse(R"({"spec": {"containers": [{"name": "agent", "resources": {
+              "limits": {"rdma/hca": "0.5"}}}]}})"),
+         "spec.template.spec.containers[0].resources.limits[rdma/hca]: Invalid value: \"0.5\": "
+         "must be an integer"},
+        {json::parse(R"({"spec": {"containers": [{"name": "agent", "resources": {
+              "requests": {"memory": "64 GiB"}}}]}})"),
+         "quantities must match the regular expression"},
+        {json::parse(R"({"spec": {"tolerations": [{"key": "a", "operator": "Exists",
+              "value": "x"}]}})"),
+         "spec.template.spec.tolerations[3].operator: Invalid value: \"Exists\": value must be "
+         "empty when `operator` is 'Exists'"},
+        {json::parse(R"({"spec": {"tolerations": [{"key": "a", "operator": "In"}]}})"),
+         "spec.template.spec.tolerations[3].operator: Unsupported value: \"In\": supported "
+         "values: \"Equal\", \"Exists\""},
+        {json::parse(R"({"spec": {"runtimeClassName": "Nvidia_Runtime"}})"),
+         "spec.template.spec.runtimeClassName: Invalid value: \"Nvidia_Runtime\""},
+        {json::parse(R"({"spec": {"containers": [{"name": "agent", "env": [
+              {"name": "1NCCL", "value": "x"}]}]}})"),
+         "spec.template.spec.containers[0].env[2].name: Invalid value: \"1NCCL\""},
+        {json::parse(R"({"spec": {"containers": [{"name": "agent", "securityContext": {
+              "privileged": true, "allowPrivilegeEscalation": false}}]}})"),
+         "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"},
+    };
+    int i = 0;
+    for (const auto& c : cases) {
+        LaunchContext ctx;
+        ctx.secret = "s";
+        ctx.run_id = "20260101T000000Z-BAD00" + std::to_string(i++);
+        ctx.k8s.namespace_name = "preflight";
+        ctx.k8s.image = "preflight:test";
+        ctx.k8s.pod_template = c.tmpl;
+        ctx.dial_address["n1"] = "10.0.0.1:1";
+        K8sJobLauncher launcher(client);
+        auto failed = launcher.start({core::Node{"n1", "", "", {}}}, ctx);
+        ASSERT_EQ(failed.size(), 1u) << c.tmpl.dump();
+        EXPECT_NE(failed["n1"].find("HTTP 422"), std::string::npos) << failed["n1"];
+        EXPECT_NE(failed["n1"].find(c.message), std::string::npos) << failed["n1"];
+        launcher.stop();
+    }
+    auto jobs = m_client->get("/apis/batch/v1/namespaces/preflight/jobs",
+                              outcome::k8s::Access{"list", "jobs", "batch", "preflight"});
+    ASSERT_TRUE(jobs);
+    EXPECT_TRUE((*jobs)["items"].empty()) << "a refused Job was stored";
+}
+
+// `preflight run --launcher k8s --dry-run` for 512 GPU nodes with 8 GPUs per node: the YAML shows
+// the merged template and is what the API server accepts (kubectl apply --dry-run=server against
+// the stand-in validates it without creating anything).
+TEST_F(K8sApiServer, DryRunYamlForFiveHundredTwelveGpuNodesIsAcceptedByTheApiServer) {
+    if (!have_kubectl()) {
+        GTEST_SKIP() << "kubectl not installed";
+    }
+    const std::string config = (m_dir / "gpu.yaml").string();
+    std::ofstream(config) << "checks: [link.netdev, collective.nccl_allreduce]\n"
+                          << k_gpu_template << "  gpus_per_node: 8\n";
+    auto dry = run({k_bin + "/preflight", "--log-level", "error", "run", "--launcher", "k8s",
+                    "--dry-run", "--nodes", "gpu[001-512]", "--config", config, "--advertise",
+                    "10.0.0.5", "--port", "7070"});
+    ASSERT_EQ(dry.exit_code, 0) << dry.output;
+    EXPECT_NE(dry.output.find("nvidia.com/gpu: 8\n"), std::string::npos) << dry.output;
+    EXPECT_NE(dry.output.find("runtimeClassName: nvidia"), std::string::npos);
+    EXPECT_NE(dry.output.find("key: nvidia.com/gpu\n"), std::string::npos);
+    EXPECT_NE(dry.output.find("- IPC_LOCK"), std::string::npos);
+    EXPECT_NE(dry.output.find("gpu512"), std::string::npos);
+    EXPECT_EQ(count_requests("GET", "/api"), 0) << "a dry run asked the API server";
+    // Only the YAML documents (the dry run's own comment lines are YAML comments anyway).
+    core::ProcessOptions o;
+    o.timeout = std::chrono::seconds(60);
+    o.stdin_data = dry.output;
+    auto applied = core::run_process({"kubectl", "--kubeconfig", m_kubeconfig, "apply",
+                                      "--dry-run=server", "--validate=false", "-f", "-"},
+                                     o);
+    ASSERT_TRUE(applied);
+    EXPECT_TRUE(applied->ok()) << applied->output;
+    EXPECT_NE(applied->output.find("created (server dry run)"), std::string::npos)
+        << applied->output;
+    int dry_posts = 0;
+    for (const auto& r : requests()) {
+        if (r["method"] == "POST" &&
+            r["path"].get<std::string>().find("dryRun=All") != std::string::npos) {
+            ++dry_posts;
+        }
+    }
+    EXPECT_EQ(dry_posts, 2);  // the Secret and the Job, validated, not stored
+    EXPECT_TRUE(kubectl_json({"get", "jobs", "-n", "preflight"})["items"].empty());
 }
 
 }  // namespace

@@ -2,6 +2,10 @@
 // Kubernetes OpenAPI schema (tests/k8s_manifests/validate.js: the kubernetes-models package's
 // validators, generated from the Kubernetes 1.27 spec). A deliberately broken Job must be refused,
 // so a validator that accepts everything would fail this test.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -85,7 +89,86 @@ TEST(K8sManifests, ExamplesRenderAndValidate) {
     if (!tools_present(why)) {
         GTEST_SKIP() << why;
     }
-    expect_valid("examples", 3);  // agent Job, gate ConfigMap, gate Job
+    // agent Job; init gate: ConfigMap, Job; node health: ServiceAccount, ClusterRole(+Binding),
+    // Role(+Binding), ConfigMap, DaemonSet; JobSet gang gate: ServiceAccount, Role(+Binding),
+    // ClusterRole(+Binding), Role(+Binding), 2 ConfigMaps, JobSet; PyTorchJob gang gate:
+    // ConfigMap, Service, Job, PyTorchJob.
+    expect_valid("examples", 24);
+    const std::string yaml = render(k_src + "/manifests/k8s/examples");
+    EXPECT_EQ(yaml.find("'*'"), std::string::npos);
+    EXPECT_EQ(yaml.find("\"*\""), std::string::npos);
+}
+
+// The custom resources of the gang-gate examples are checked, not waved through: an unknown
+// field of the JobSet and a bad Job template inside it are refused.
+TEST(K8sManifests, ValidatorChecksJobSetAndPyTorchJob) {
+    std::string why;
+    if (!tools_present(why)) {
+        GTEST_SKIP() << why;
+    }
+    const std::string typo =
+        "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: x}\n"
+        "spec:\n  replicatedJob: []\n";
+    auto v = run({"node", k_src + "/tests/k8s_manifests/validate.js"}, typo);
+    EXPECT_FALSE(v.ok()) << v.output;
+    EXPECT_NE(v.output.find("unknown field \"replicatedJob\""), std::string::npos) << v.output;
+    const std::string bad_template =
+        "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: x}\n"
+        "spec:\n  replicatedJobs:\n  - name: a\n    template:\n      spec:\n"
+        "        completions: four\n        template: {spec: {containers: [{name: c}]}}\n";
+    v = run({"node", k_src + "/tests/k8s_manifests/validate.js"}, bad_template);
+    EXPECT_FALSE(v.ok()) << v.output;
+    EXPECT_NE(v.output.find("completions must be integer"), std::string::npos) << v.output;
+    const std::string pytorch =
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: x}\nspec:\n"
+        "  pytorchReplicaSpecs:\n    Worker:\n      restartPolicy: Sometimes\n"
+        "      template: {spec: {containers: [{name: pytorch, image: i}]}}\n";
+    v = run({"node", k_src + "/tests/k8s_manifests/validate.js"}, pytorch);
+    EXPECT_FALSE(v.ok()) << v.output;
+    EXPECT_NE(v.output.find("restartPolicy"), std::string::npos) << v.output;
+}
+
+// `preflight run --launcher k8s --dry-run` for gpu[001-512] with a config asking 8 GPUs per node
+// and a GPU cluster's pod template: the printed Secret and Job carry nvidia.com/gpu: 8, the
+// default nvidia.com/gpu toleration and the template's fields, and validate against the schema.
+TEST(K8sManifests, DryRunOfAGpuRunPrintsAValidJobWithTheGpusAndTheTemplate) {
+    std::string why;
+    if (!tools_present(why)) {
+        GTEST_SKIP() << why;
+    }
+    const std::string config = (std::filesystem::temp_directory_path() /
+                                ("pf-dry-" + std::to_string(::getpid()) + ".yaml"))
+                                   .string();
+    std::ofstream(config) << R"(checks: [link.netdev, collective.nccl_allreduce]
+k8s:
+  image: registry.example/preflight:1
+  gpus_per_node: 8
+  pod_template:
+    spec:
+      runtimeClassName: nvidia
+      tolerations: [{key: example.com/rdma, operator: Exists, effect: NoSchedule}]
+      containers:
+        - name: agent
+          resources:
+            limits: {rdma/rdma_shared_device_a: 1}
+          securityContext: {capabilities: {add: [IPC_LOCK]}}
+          env: [{name: NCCL_IB_HCA, value: mlx5}]
+)";
+    auto dry = run({std::string(PREFLIGHT_BINARY_DIR) + "/bin/preflight", "--log-level", "error",
+                    "run", "--launcher", "k8s", "--dry-run", "--nodes", "gpu[001-512]", "--config",
+                    config, "--advertise", "10.0.0.5", "--port", "7070"});
+    std::filesystem::remove(config);
+    ASSERT_EQ(dry.exit_code, 0) << dry.output;
+    for (const char* want :
+         {"kind: Job\n", "completions: 512\n", "nvidia.com/gpu: 8\n", "key: nvidia.com/gpu\n",
+          "runtimeClassName: nvidia\n", "rdma/rdma_shared_device_a: 1\n", "- IPC_LOCK\n",
+          "name: NCCL_IB_HCA\n", "mountPath: /dev/shm\n", "medium: Memory\n", "- gpu512\n",
+          "# nvidia.com/gpu: 8 per agent pod (k8s.gpus_per_node)"}) {
+        EXPECT_NE(dry.output.find(want), std::string::npos) << want << " missing:\n" << dry.output;
+    }
+    auto v = run({"node", k_src + "/tests/k8s_manifests/validate.js"}, dry.output);
+    EXPECT_TRUE(v.ok()) << v.output;
+    EXPECT_NE(v.output.find("2 valid, 0 invalid"), std::string::npos) << v.output;
 }
 
 // The Job and Secret `--launcher k8s` sends are held to the same schema as the manifests.

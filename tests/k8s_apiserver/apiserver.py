@@ -11,6 +11,15 @@ Faithful where preflight and kubectl depend on it:
     $setElementOrder — what kubectl taint/cordon/label send);
     resourceVersion increments on every write; a stale metadata.resourceVersion in a patch is a
     409 Conflict; duplicate taints, bad taint effects and invalid label values are 422 Invalid;
+  * nodes/status: patches apply to status and metadata only (the spec is reset, as the real
+    nodeStatusStrategy does); status.conditions merge by `type` under a strategic merge patch;
+  * Job creation validates the pod template as pkg/apis/core/validation does for the fields
+    preflight uses (validation.py: quantities, extended resources, tolerations, runtimeClassName,
+    env names, volumes and mounts, securityContext), answering 422 Invalid with the Status and
+    causes the real server sends; ?dryRun=All validates without storing (kubectl --dry-run=server);
+    pods are scheduled by nodeSelector, required node affinity (matchExpressions and matchFields),
+    untolerated taints and extended resources (nvidia.com/gpu, rdma/...) against allocatable;
+  * ConfigMaps (create, get, list, patch, delete; keys and values validated);
   * Events (create with generateName, list with fieldSelector — kubectl describe uses it), Secrets,
     Jobs (create, get, list, delete; deletion without propagationPolicy orphans the pods as the
     real server does for batch/v1 Jobs) and their pods: an Indexed Job gets one pod per completion
@@ -19,7 +28,9 @@ Faithful where preflight and kubectl depend on it:
     against the pod's tolerations. Pods that find no node stay Pending with PodScheduled=False.
 
 Test controls (admin token only), under /_test/:
-  POST /_test/nodes            {"name", "labels"?, "taints"?}       create or replace a node
+  POST /_test/nodes            {"name", "labels"?, "taints"?, "allocatable"?}  create or replace
+                               a node (allocatable overrides, e.g. {"nvidia.com/gpu": "4"}; null
+                               removes a resource)
   POST /_test/faults           {"method", "path", "status", "count"} answer with status, count times
   POST /_test/concurrent       {"node", "taint"}   before the next PATCH of node, someone else adds
                                                    taint (so a patch read before it conflicts)
@@ -43,8 +54,13 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import validation  # noqa: E402  (the pod spec rules of pkg/apis/core/validation)
+
 LOCK = threading.Lock()
-STATE = {"rv": 100, "nodes": {}, "events": {}, "secrets": {}, "jobs": {}, "pods": {}}
+STATE = {"rv": 100, "nodes": {}, "events": {}, "secrets": {}, "jobs": {}, "pods": {},
+         "configmaps": {}}
 FAULTS = []  # [{"method", "path", "status", "count"}]
 CONCURRENT = {}  # node -> taint another writer adds before our next PATCH
 REQUESTS = []
@@ -82,12 +98,12 @@ class ApiError(Exception):
         self.response = status(code, reason, message, details)
 
 
-def new_node(name, labels=None, taints=None):
+def new_node(name, labels=None, taints=None, allocatable=None):
     meta = {"name": name, "uid": "uid-" + name, "resourceVersion": next_rv(),
             "creationTimestamp": "2026-01-01T00:00:00Z",
             "labels": dict({"kubernetes.io/hostname": name}, **(labels or {}))}
     spec = {"taints": taints} if taints else {}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": spec,
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": spec,
             "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
                                        "message": "kubelet is posting ready status",
                                        "lastHeartbeatTime": now(), "lastTransitionTime": now()}],
@@ -97,6 +113,14 @@ def new_node(name, labels=None, taints=None):
                        "nodeInfo": {"kubeletVersion": "v1.32.0", "osImage": "Debian GNU/Linux 12",
                                     "containerRuntimeVersion": "containerd://1.7", "kernelVersion": "6.1",
                                     "architecture": "amd64", "operatingSystem": "linux"}}}
+    if allocatable is not None:  # e.g. {"nvidia.com/gpu": "4"} or {"nvidia.com/gpu": None}: none
+        for table in ("capacity", "allocatable"):
+            for k, v in allocatable.items():
+                if v is None:
+                    node["status"][table].pop(k, None)
+                else:
+                    node["status"][table][k] = v
+    return node
 
 
 # ---- patches -----------------------------------------------------------------------------------
@@ -283,33 +307,97 @@ def tolerates(tolerations, taint):
     return False
 
 
-def allowed_nodes(pod_spec):
+def expression_matches(expr, value_of):
+    """A NodeSelectorRequirement (matchExpressions on labels, matchFields on metadata.name)."""
+    key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+    value = value_of(key)
+    if op == "In":
+        return value is not None and value in values
+    if op == "NotIn":
+        return value is None or value not in values
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    if op in ("Gt", "Lt"):
+        try:
+            return value is not None and (int(value) > int(values[0]) if op == "Gt"
+                                          else int(value) < int(values[0]))
+        except (ValueError, IndexError):
+            return False
+    return False
+
+
+def node_matches(pod_spec, node):
+    """nodeSelector AND the required node affinity (terms ORed; the requirements of one term
+    ANDed), as the scheduler's NodeAffinity filter does."""
+    labels = node["metadata"].get("labels") or {}
+    for k, v in (pod_spec.get("nodeSelector") or {}).items():
+        if labels.get(k) != v:
+            return False
     terms = (pod_spec.get("affinity", {}).get("nodeAffinity", {})
              .get("requiredDuringSchedulingIgnoredDuringExecution", {}).get("nodeSelectorTerms"))
-    names = sorted(STATE["nodes"])
     if not terms:
-        return names
-    ok = set()
+        return True
+    fields = {"metadata.name": node["metadata"]["name"]}
     for term in terms:
-        for f in term.get("matchFields", []):
-            if f.get("key") == "metadata.name" and f.get("operator") == "In":
-                ok.update(f.get("values", []))
-    return [n for n in names if n in ok]
+        exprs = term.get("matchExpressions") or []
+        flds = term.get("matchFields") or []
+        if not exprs and not flds:
+            continue  # an empty term matches nothing
+        if all(expression_matches(e, labels.get) for e in exprs) and \
+                all(expression_matches(f, fields.get) for f in flds):
+            return True
+    return False
+
+
+def extended_requests(pod_spec):
+    """What a pod asks for of extended resources (a request defaults to the limit)."""
+    out = {}
+    for c in pod_spec.get("containers") or []:
+        res = c.get("resources") or {}
+        for name, value in dict(res.get("limits") or {}, **(res.get("requests") or {})).items():
+            if validation.is_extended_resource(name):
+                parsed = validation.parse_quantity(value)
+                out[name] = out.get(name, 0) + (parsed[0] if parsed else 0)
+    return out
 
 
 def schedule(pod, taken):
+    """The node for pod, or (None, why) as the scheduler's FailedScheduling message counts it."""
     spec = pod["spec"]
-    for n in allowed_nodes(spec):
+    why = {}
+    for n in sorted(STATE["nodes"]):
         node = STATE["nodes"][n]
+        if not node_matches(spec, node):
+            why["node(s) didn't match Pod's node affinity/selector"] = \
+                why.get("node(s) didn't match Pod's node affinity/selector", 0) + 1
+            continue
         if n in taken:
+            why["node(s) didn't match pod anti-affinity rules"] = \
+                why.get("node(s) didn't match pod anti-affinity rules", 0) + 1
             continue
         blocked = [t for t in node["spec"].get("taints") or []
                    if t.get("effect") in ("NoSchedule", "NoExecute")
                    and not tolerates(spec.get("tolerations"), t)]
         if blocked:
+            k = "node(s) had untolerated taint {%s: %s}" % (blocked[0]["key"], blocked[0].get("value", ""))
+            why[k] = why.get(k, 0) + 1
             continue
-        return n
-    return None
+        short = None
+        for name, amount in extended_requests(spec).items():
+            have = validation.parse_quantity(node["status"].get("allocatable", {}).get(name, "0"))
+            used = sum(extended_requests(p["spec"]).get(name, 0) for p in STATE["pods"].values()
+                       if p["spec"].get("nodeName") == n)
+            if have is None or used + amount > have[0]:
+                short = "Insufficient " + name
+                break
+        if short:
+            why[short] = why.get(short, 0) + 1
+            continue
+        return n, None
+    return None, "0/%d nodes are available: %s." % (
+        len(STATE["nodes"]), ", ".join("%d %s" % (c, k) for k, c in sorted(why.items())))
 
 
 def create_job_pods(ns, job):
@@ -331,11 +419,11 @@ def create_job_pods(ns, job):
                                                  "name": job["metadata"]["name"],
                                                  "uid": job["metadata"]["uid"], "controller": True}]},
                "spec": copy.deepcopy(template["spec"])}
-        node = schedule(pod, taken)
+        node, why = schedule(pod, taken)
         if node is None:
             pod["status"] = {"phase": "Pending", "conditions": [
                 {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                 "message": "0/%d nodes are available" % len(STATE["nodes"])}]}
+                 "message": why}]}
         else:
             if anti:
                 taken.add(node)
@@ -403,6 +491,10 @@ DISCOVERY = {
     "/api/v1": {"kind": "APIResourceList", "groupVersion": "v1", "resources": [
         {"name": "nodes", "singularName": "node", "namespaced": False, "kind": "Node",
          "verbs": ["get", "list", "patch", "update", "watch"], "shortNames": ["no"]},
+        {"name": "nodes/status", "singularName": "", "namespaced": False, "kind": "Node",
+         "verbs": ["get", "patch", "update"]},
+        {"name": "configmaps", "singularName": "configmap", "namespaced": True, "kind": "ConfigMap",
+         "verbs": ["create", "delete", "get", "list", "patch", "update"], "shortNames": ["cm"]},
         {"name": "events", "singularName": "event", "namespaced": True, "kind": "Event",
          "verbs": ["create", "get", "list"], "shortNames": ["ev"]},
         {"name": "pods", "singularName": "pod", "namespaced": True, "kind": "Pod",
@@ -417,14 +509,17 @@ DISCOVERY = {
 }
 
 ROUTES = [  # (regex, resource, group, namespaced)
+    (re.compile(r"^/api/v1/nodes/(?P<name>[^/]+)/status$"), "nodes/status", "", False),
     (re.compile(r"^/api/v1/nodes(?:/(?P<name>[^/]+))?$"), "nodes", "", False),
+    (re.compile(r"^/api/v1(?:/namespaces/(?P<ns>[^/]+))?/configmaps(?:/(?P<name>[^/]+))?$"), "configmaps", "", True),
     (re.compile(r"^/api/v1(?:/namespaces/(?P<ns>[^/]+))?/events(?:/(?P<name>[^/]+))?$"), "events", "", True),
     (re.compile(r"^/api/v1(?:/namespaces/(?P<ns>[^/]+))?/pods(?:/(?P<name>[^/]+))?$"), "pods", "", True),
     (re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/secrets(?:/(?P<name>[^/]+))?$"), "secrets", "", True),
     (re.compile(r"^/apis/batch/v1(?:/namespaces/(?P<ns>[^/]+))?/jobs(?:/(?P<name>[^/]+))?$"), "jobs", "batch", True),
 ]
 
-KINDS = {"events": "Event", "pods": "Pod", "secrets": "Secret", "jobs": "Job", "nodes": "Node"}
+KINDS = {"events": "Event", "pods": "Pod", "secrets": "Secret", "jobs": "Job", "nodes": "Node",
+         "configmaps": "ConfigMap"}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -487,7 +582,8 @@ class Handler(BaseHTTPRequestHandler):
         data = json.loads(raw or b"{}")
         with LOCK:
             if path == "/_test/nodes" and method == "POST":
-                STATE["nodes"][data["name"]] = new_node(data["name"], data.get("labels"), data.get("taints"))
+                STATE["nodes"][data["name"]] = new_node(data["name"], data.get("labels"),
+                                                        data.get("taints"), data.get("allocatable"))
                 return 201, STATE["nodes"][data["name"]]
             if path == "/_test/faults" and method == "POST":
                 FAULTS.append({"method": data["method"], "path": data["path"],
@@ -535,7 +631,7 @@ class Handler(BaseHTTPRequestHandler):
                            % (target, user["user"], verb, resource, group, scope),
                            {"name": name or "", "group": group, "kind": resource})
         with LOCK:
-            return getattr(self, "do_" + resource)(verb, ns, name, query, raw, ctype)
+            return getattr(self, "do_" + resource.replace("/", "_"))(verb, ns, name, query, raw, ctype)
 
     def not_found(self, resource, name, group=""):
         raise ApiError(404, "NotFound", '%s "%s" not found' % (resource if not group else
@@ -558,6 +654,25 @@ class Handler(BaseHTTPRequestHandler):
             return 200, copy.deepcopy(node)
         if verb != "patch":
             raise ApiError(405, "MethodNotAllowed", "method not allowed")
+        return self.patch_node(name, raw, ctype, status_only=False)
+
+    # nodes/status: the subresource the kubelet and node-problem-detector write conditions through.
+    # As kube-apiserver's nodeStatusStrategy: the patch applies to the whole Node, then the spec is
+    # reset to the stored one (PrepareForUpdate: newNode.Spec = oldNode.Spec), so only status and
+    # metadata change. status.conditions merge by `type` under a strategic merge patch
+    # (NodeStatus.Conditions: patchStrategy=merge, patchMergeKey=type); a JSON merge patch replaces
+    # the whole list (RFC 7386).
+    def do_nodes_status(self, verb, ns, name, query, raw, ctype):
+        if name not in STATE["nodes"]:
+            self.not_found("nodes", name)
+        if verb == "get":
+            return 200, copy.deepcopy(STATE["nodes"][name])
+        if verb != "patch":
+            raise ApiError(405, "MethodNotAllowed", "method not allowed")
+        return self.patch_node(name, raw, ctype, status_only=True)
+
+    def patch_node(self, name, raw, ctype, status_only):
+        node = STATE["nodes"][name]
         if name in CONCURRENT:  # another writer gets in between our read and our write
             other = CONCURRENT.pop(name)
             node["spec"].setdefault("taints", []).append(other)
@@ -583,6 +698,8 @@ class Handler(BaseHTTPRequestHandler):
                            "again" % name, {"name": name, "kind": "nodes"})
         if result.get("metadata", {}).get("name") != name:
             raise ApiError(422, "Invalid", "metadata.name: Invalid value: the name cannot change")
+        if status_only:
+            result["spec"] = copy.deepcopy(node["spec"])
         validate_node(result)
         if result != node:
             result["metadata"]["resourceVersion"] = next_rv()
@@ -641,6 +758,9 @@ class Handler(BaseHTTPRequestHandler):
             for k, v in (sec.pop("stringData", None) or {}).items():
                 data[k] = base64.b64encode(v.encode()).decode()
             sec["data"] = data
+            if query.get("dryRun", [""])[0] == "All":
+                meta["namespace"] = ns
+                return 201, sec
             meta.update({"namespace": ns, "uid": "uid-" + suffix(12), "resourceVersion": next_rv()})
             STATE["secrets"][key] = sec
             return 201, copy.deepcopy(sec)
@@ -652,6 +772,67 @@ class Handler(BaseHTTPRequestHandler):
             STATE["secrets"].pop((ns, name))
             return 200, {"kind": "Status", "apiVersion": "v1", "status": "Success"}
         raise ApiError(405, "MethodNotAllowed", "method not allowed")
+
+    # configmaps (the gang gate's per-pod verdicts): create, get, list, patch (merge and
+    # strategic merge are the same for a ConfigMap's string maps), delete
+    def do_configmaps(self, verb, ns, name, query, raw, ctype):
+        if verb == "list":
+            items = [c for (n, _), c in STATE["configmaps"].items() if ns in (None, n)]
+            return self.listing("ConfigMap", items, query)
+        if verb == "create":
+            cm = json.loads(raw)
+            meta = cm.setdefault("metadata", {})
+            key = (ns, meta.get("name"))
+            if key in STATE["configmaps"]:
+                raise ApiError(409, "AlreadyExists", 'configmaps "%s" already exists' % key[1])
+            self.validate_configmap(cm, key[1])
+            meta.update({"namespace": ns, "uid": "uid-" + suffix(12), "resourceVersion": next_rv(),
+                         "creationTimestamp": now()})
+            STATE["configmaps"][key] = cm
+            return 201, copy.deepcopy(cm)
+        if (ns, name) not in STATE["configmaps"]:
+            self.not_found("configmaps", name)
+        cm = STATE["configmaps"][(ns, name)]
+        if verb == "get":
+            return 200, copy.deepcopy(cm)
+        if verb == "delete":
+            STATE["configmaps"].pop((ns, name))
+            return 200, {"kind": "Status", "apiVersion": "v1", "status": "Success"}
+        if verb == "patch":
+            patch = json.loads(raw or b"null")
+            if ctype == "application/json-patch+json":
+                result = json_patch(cm, patch)
+            elif ctype in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
+                result = merge_patch(cm, patch)
+            else:
+                raise ApiError(415, "UnsupportedMediaType", "unsupported patch type " + ctype)
+            sent_rv = result.get("metadata", {}).get("resourceVersion")
+            if sent_rv != cm["metadata"]["resourceVersion"]:
+                raise ApiError(409, "Conflict", 'Operation cannot be fulfilled on configmaps "%s": '
+                               "the object has been modified; please apply your changes to the "
+                               "latest version and try again" % name)
+            self.validate_configmap(result, name)
+            if result != cm:
+                result["metadata"]["resourceVersion"] = next_rv()
+                STATE["configmaps"][(ns, name)] = result
+            return 200, copy.deepcopy(STATE["configmaps"][(ns, name)])
+        raise ApiError(405, "MethodNotAllowed", "method not allowed")
+
+    @staticmethod
+    def validate_configmap(cm, name):
+        # ValidateConfigMap: keys IsConfigMapKey ([-._a-zA-Z0-9]+, <= 253), values strings.
+        errs = validation.Errors()
+        for k, v in (cm.get("data") or {}).items():
+            if not re.match(r"^[-._a-zA-Z0-9]+$", k) or len(k) > 253 or k in (".", ".."):
+                errs.invalid("data", k, "a valid config key must consist of alphanumeric "
+                             "characters, '-', '_' or '.'")
+            if not isinstance(v, str):
+                raise ApiError(400, "BadRequest", "ConfigMap in version \"v1\" cannot be handled "
+                               "as a ConfigMap: json: cannot unmarshal %s into Go struct field "
+                               "ConfigMap.data of type string" % type(v).__name__)
+        if errs:
+            st = validation.invalid_status("ConfigMap", "", name, errs)
+            raise ApiError(422, "Invalid", st["message"], st["details"])
 
     # jobs
     def do_jobs(self, verb, ns, name, query, raw, ctype):
@@ -673,6 +854,17 @@ class Handler(BaseHTTPRequestHandler):
             if spec.get("completionMode") == "Indexed" and spec.get("completions") is None:
                 raise ApiError(422, "Invalid", 'Job.batch "%s" is invalid: spec.completions: '
                                "Required value: when completion mode is Indexed" % key[1])
+            errs = validation.validate_pod_spec(tmpl, "spec.template.spec", validation.Errors())
+            for k, v in (spec.get("template", {}).get("metadata", {}).get("labels") or {}).items():
+                if not validation.is_qualified_name(k) or not validation.is_label_value(v):
+                    errs.invalid("spec.template.metadata.labels", v, "a valid label must be an "
+                                 "empty string or consist of alphanumeric characters, '-', '_' or '.'")
+            if errs:
+                st = validation.invalid_status("Job", "batch", key[1], errs)
+                raise ApiError(422, "Invalid", st["message"], st["details"])
+            if query.get("dryRun", [""])[0] == "All":
+                meta.update({"namespace": ns, "uid": "uid-dryrun", "creationTimestamp": now()})
+                return 201, job  # validated, not stored (kubectl apply --dry-run=server)
             meta.update({"namespace": ns, "uid": "uid-" + suffix(12), "resourceVersion": next_rv(),
                          "creationTimestamp": now()})
             job["status"] = {"active": 0, "startTime": now()}
