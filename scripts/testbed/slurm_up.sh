@@ -23,6 +23,10 @@
 #   PROLOG_TIMEOUT=60   PrologEpilogTimeout
 #   CRED_EXPIRE=10      AuthInfo cred_expire: also how long a requeued job waits before it may
 #                       start again (Slurm's default is 120 s)
+#   GPUS_PER_NODE=      N: GPU gres that Slurm only counts and allocates (GresTypes=gpu, Gres=gpu:N
+#                       on every node). slurmd 22.05 drops a GPU without File= ("Removing file-less
+#                       GPU", also with Flags=CountOnly), so gres.conf names BASE/dev/gpu[0-N-1],
+#                       character devices 1,3 (what /dev/null is): no GPU behind them
 # Prints `export SLURM_CONF=...` (and the netns prefix to use) on success; on failure stops what it
 # started and exits non-zero.
 set -euo pipefail
@@ -35,10 +39,12 @@ PROLOG=${PROLOG:-}
 PREFLIGHT_PROLOG=${PREFLIGHT_PROLOG:-0}
 PROLOG_TIMEOUT=${PROLOG_TIMEOUT:-60}
 CRED_EXPIRE=${CRED_EXPIRE:-10}
+GPUS_PER_NODE=${GPUS_PER_NODE:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 case $BASE in /*) ;; *) echo "slurm_up.sh: BASE must be absolute, got '$BASE'" >&2; exit 2 ;; esac
 [[ $NODES =~ ^[0-9]+$ ]] && ((NODES >= 1 && NODES <= 99)) || { echo "slurm_up.sh: NODES must be 1..99" >&2; exit 2; }
+[[ -z $GPUS_PER_NODE || $GPUS_PER_NODE =~ ^[1-9][0-9]?$ ]] || { echo "slurm_up.sh: GPUS_PER_NODE must be 1..99" >&2; exit 2; }
 for b in munged slurmctld slurmd scontrol sinfo; do
   command -v "$b" >/dev/null || { echo "slurm_up.sh: $b not installed (bash scripts/install_deps.sh)" >&2; exit 2; }
 done
@@ -118,11 +124,19 @@ fi
     echo "PrologFlags=Alloc"
     echo "PrologEpilogTimeout=$PROLOG_TIMEOUT"
   fi
+  gres=
+  if [[ -n $GPUS_PER_NODE ]]; then
+    echo "GresTypes=gpu"
+    gres=" Gres=gpu:$GPUS_PER_NODE"
+    mkdir -p "$BASE/dev"
+    for g in $(seq 0 $((GPUS_PER_NODE - 1))); do [[ -e $BASE/dev/gpu$g ]] || mknod "$BASE/dev/gpu$g" c 1 3; done
+    echo "Name=gpu File=$BASE/dev/gpu[0-$((GPUS_PER_NODE - 1))]" > "$BASE/etc/gres.conf"
+  fi
   for i in $(seq 1 "$NODES"); do
     n=$(printf 'node%02d' "$i")
     # Port differs per node on loopback; inside namespaces every slurmd has its own port space.
     if [[ -n $FABRIC ]]; then addr="$SUBNET.$i"; port=$((PORT_BASE + 1)); else addr=127.0.0.1; port=$((PORT_BASE + i)); fi
-    echo "NodeName=$n NodeHostname=localhost NodeAddr=$addr Port=$port CPUs=1 RealMemory=1000 State=UNKNOWN"
+    echo "NodeName=$n NodeHostname=localhost NodeAddr=$addr Port=$port CPUs=1 RealMemory=1000$gres State=UNKNOWN"
   done
   echo "PartitionName=batch Nodes=node[01-$(printf '%02d' "$NODES")] Default=YES MaxTime=INFINITE State=UP"
 } > "$BASE/etc/slurm.conf"

@@ -152,7 +152,7 @@ params:
 TEST(Config, UnknownKeysAtEveryDepth) {
     EXPECT_EQ(error_of("evaluation: {}\nevalution: {}\n"),
               "run.yaml:2:1: unknown key 'evalution' at top level (allowed: evaluation, actions, "
-              "deadlines, controller, checks, params, job, k8s)");
+              "deadlines, controller, checks, params, job, k8s, launch)");
     EXPECT_EQ(error_of("evaluation:\n  threshold: 0.9\n"),
               "run.yaml:2:3: unknown key 'threshold' in 'evaluation' (allowed: "
               "threshold_fraction, min_cohort, max_relative_mad, cohort_label, floors, "
