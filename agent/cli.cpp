@@ -139,6 +139,12 @@ int agent_main(int argc, char** argv) {
         int rc = app.exit(e);
         return rc == 0 ? 0 : core::to_int(core::ExitCode::usage);
     }
+    // Before the log is set up, so that its lines name the node also under one srun step for all
+    // nodes, where --node is left out (controller/launch/slurm_step.hpp).
+    if (options.node.empty()) {
+        const char* slurm_node = std::getenv("SLURMD_NODENAME");
+        options.node = slurm_node != nullptr ? slurm_node : "";
+    }
     if (auto st =
             core::init_logging(log_level, log_json ? core::LogFormat::json : core::LogFormat::text,
                                "agent:" + options.node);
@@ -154,10 +160,6 @@ int agent_main(int argc, char** argv) {
     if (auto st = install_stop_signals(); !st) {
         std::fprintf(stderr, "preflight-agent: %s\n", st.error().message.c_str());
         return core::to_int(core::ExitCode::run_error);
-    }
-    if (options.node.empty()) {
-        const char* slurm_node = std::getenv("SLURMD_NODENAME");
-        options.node = slurm_node != nullptr ? slurm_node : "";
     }
     if (exec_allow.empty() && ::access(plugins::k_default_exec_allow_file, F_OK) == 0) {
         exec_allow = plugins::k_default_exec_allow_file;

@@ -77,9 +77,23 @@ struct KubernetesConfig {
     int gpus_per_node = 0;
 };
 
-// `launch.slurm`: what the agents' srun step asks Slurm for (controller/launch/slurm_launcher).
+// `launch.slurm`: what the agents' srun step asks Slurm for (controller/launch/slurm_step.hpp).
 struct SlurmStepConfig {
-    // (filled by the Slurm launcher work)
+    static constexpr int k_gpus_auto = -1;
+    // single: one srun step for all nodes, which carries the run secret ($PREFLIGHT_RUN_SECRET)
+    // that every agent derives its own node key from; per-node: one srun per node, each agent
+    // handed only its own node key (thousands of srun processes for a large allocation).
+    std::string step = "single";
+    // GPUs per node the step requests: k_gpus_auto (`auto`): when a check of the run uses GPUs,
+    // all of each node's GPUs (the smallest count among the step's nodes, from Slurm's Gres, or
+    // inside an allocation the job's), else none; 0: none; N: N whatever the checks.
+    int gpus_per_node = k_gpus_auto;
+    std::string gpu_option =
+        "gres";                     // how: gres (--gres=gpu:N) or gpus-per-node (--gpus-per-node=N)
+    std::string gres;               // verbatim --gres value (e.g. gpu:h100:8,nic:1): overrides both
+    std::string cpu_bind = "none";  // --cpu-bind value; empty: Slurm's default binding
+    std::string mpi = "pmix";       // --mpi value when a check uses MPI; empty: none
+    std::vector<std::string> extra_args;  // more srun options, each `--name[=value]`
 };
 
 // `launch.ssh`: the ssh launcher for clusters without a scheduler (controller/launch/ssh_launcher).

@@ -75,6 +75,10 @@ std::vector<SlurmNodeInfo> parse_scontrol_nodes(std::string_view text) {
         n.name = field(line, "NodeName");
         n.addr = field(line, "NodeAddr");
         n.state = field(line, "State");
+        n.gres = field(line, "Gres");
+        if (n.gres == "(null)") {
+            n.gres.clear();
+        }
         // Reason=, Comment= and Extra= come last, in that order, and may hold spaces; Slurm
         // appends " [user@time]" to the reason.
         const std::size_t r = line.find(" Reason=");

@@ -31,6 +31,7 @@ struct SlurmNodeInfo {
     std::string reason;                   // without Slurm's " [user@time]" suffix; empty when none
     std::string comment;                  // Comment=, empty when none
     std::vector<std::string> partitions;  // Partitions=, comma-separated
+    std::string gres;                     // Gres=, e.g. "gpu:8", "gpu:h100:8(S:0-1)"; "" for none
     bool has_flag(std::string_view flag) const;  // "DRAIN", "NOT_RESPONDING", ...
     bool drained() const { return has_flag("DRAIN"); }
     bool down() const { return state.rfind("DOWN", 0) == 0; }

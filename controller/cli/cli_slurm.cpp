@@ -1,12 +1,15 @@
-// `preflight hostlist`, the Slurm flow of `preflight certify` (cli_certify.cpp) and the Slurm
-// options of `preflight run`.
+// `preflight hostlist`, `preflight slurm check-prolog`, the Slurm flow of `preflight certify`
+// (cli_certify.cpp) and the Slurm options of `preflight run`.
 #include "controller/cli/cli_slurm.hpp"
 
 #include <algorithm>
 
 #include <unistd.h>
+#include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <spdlog/spdlog.h>
 
@@ -19,9 +22,128 @@
 #include "core/hostlist.hpp"
 #include "core/inventory.hpp"
 #include "core/process.hpp"
+#include "outcome/report/text.hpp"
+#include "outcome/slurm_info.hpp"
 #include "plugins/check.hpp"
 
 namespace preflight::controller {
+namespace {
+
+constexpr double k_prolog_default_budget_s = 20;  // slurm/prolog.sh's PREFLIGHT_BUDGET_S default
+constexpr const char* k_prolog_env = "/etc/preflight/prolog.env";
+
+// PREFLIGHT_BUDGET_S from a prolog.env (shell assignments, as slurm/prolog.sh sources it: the last
+// one wins; `export` and quotes allowed). Error when the file cannot be read or the value is not
+// a number of seconds; nullopt when the file does not set it.
+core::Result<std::optional<double>> budget_in_prolog_env(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) {
+        return core::Error{path + ": cannot read"};
+    }
+    std::optional<double> budget;
+    std::string line;
+    for (int n = 0; n < 10000 && std::getline(in, line); ++n) {
+        std::string_view v = line;
+        if (v.rfind("export ", 0) == 0) {
+            v.remove_prefix(7);
+        }
+        if (v.rfind("PREFLIGHT_BUDGET_S=", 0) != 0) {
+            continue;
+        }
+        std::string value(v.substr(19));
+        value.erase(std::remove_if(value.begin(), value.end(),
+                                   [](char c) { return c == '"' || c == '\'' || c == ' '; }),
+                    value.end());
+        char* end = nullptr;
+        const double seconds = std::strtod(value.c_str(), &end);
+        if (value.empty() || end == nullptr || *end != '\0' ||
+            !core::finite_in_range(seconds, 0, core::k_max_duration_s, "PREFLIGHT_BUDGET_S")) {
+            return core::Error{path + ": PREFLIGHT_BUDGET_S='" +
+                               outcome::sanitize_text(value.substr(0, 40)) +
+                               "' is not a number of seconds"};
+        }
+        budget = seconds;
+    }
+    return budget;
+}
+
+struct CheckPrologArgs {
+    double budget_s = -1;    // < 0: from the prolog env file, else the default
+    std::string prolog_env;  // default k_prolog_env when it exists
+    std::string scontrol = "scontrol";
+    std::string show_config;  // a saved `scontrol show config` instead of running scontrol
+};
+
+int check_prolog_main(const CheckPrologArgs& args) {
+    double budget = k_prolog_default_budget_s;
+    std::string source = "slurm/prolog.sh's default";
+    const std::string env_file =
+        !args.prolog_env.empty()
+            ? args.prolog_env
+            : (std::ifstream(k_prolog_env).good() ? std::string(k_prolog_env) : std::string());
+    if (args.budget_s >= 0) {
+        budget = args.budget_s;
+        source = "--budget";
+    } else if (!env_file.empty()) {
+        auto from_file = budget_in_prolog_env(env_file);
+        if (!from_file) {
+            std::fprintf(stderr, "preflight slurm check-prolog: %s\n",
+                         from_file.error().message.c_str());
+            return core::to_int(core::ExitCode::usage);
+        }
+        if (from_file.value()) {
+            budget = *from_file.value();
+            source = "PREFLIGHT_BUDGET_S in " + env_file;
+        }
+    }
+    std::map<std::string, std::string> config;
+    if (!args.show_config.empty()) {
+        std::ifstream in(args.show_config);
+        std::stringstream text;
+        text << in.rdbuf();
+        config = outcome::parse_scontrol_config(text.str());
+        if (!in || config.empty()) {
+            std::fprintf(stderr,
+                         "preflight slurm check-prolog: %s: no `scontrol show config` "
+                         "output in it\n",
+                         args.show_config.c_str());
+            return core::to_int(core::ExitCode::usage);
+        }
+    } else {
+        core::SystemCommandRunner runner;
+        outcome::SlurmClient client{runner, args.scontrol, std::chrono::seconds(30)};
+        auto read = outcome::read_slurm_config(client);
+        if (!read) {
+            spdlog::error("cannot read the cluster's configuration: {}", read.error().message);
+            return core::to_int(core::ExitCode::run_error);
+        }
+        config = std::move(read.value());
+    }
+    for (const char* key : {"Prolog", "PrologFlags", "PrologEpilogTimeout", "BatchStartTimeout"}) {
+        auto it = config.find(key);
+        std::string value = it == config.end() ? "(not shown)" : outcome::sanitize_text(it->second);
+        if (it != config.end()) {
+            if (auto s = outcome::slurm_seconds(it->second); s && std::isinf(*s)) {
+                value += " (no limit)";
+            }
+        }
+        std::printf("%-20s = %s\n", key, value.c_str());
+    }
+    std::printf("prolog budget        = %g s (%s); at most %g s with prolog.sh's own timeout\n",
+                budget, source.c_str(), budget + outcome::k_prolog_overhead_s);
+    const auto warnings = outcome::prolog_budget_warnings(budget, config);
+    for (const auto& w : warnings) {
+        spdlog::warn("{}", w);
+    }
+    if (warnings.empty()) {
+        std::printf("ok: the prolog's budget fits the cluster's timeouts\n");
+    } else {
+        std::printf("%zu warning(s), logged on stderr\n", warnings.size());
+    }
+    return core::to_int(warnings.empty() ? core::ExitCode::ok : core::ExitCode::warnings);
+}
+
+}  // namespace
 
 int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bool log_json) {
     CertifyOptions options;
@@ -71,6 +193,7 @@ int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bo
     options.run.config.actions.scontrol = args.scontrol;
     options.run.launcher = "slurm";
     options.run.slurm = args.slurm;
+    options.run.slurm.scontrol = args.scontrol;
     options.run.agent_path =
         args.agent.empty() ? core::sibling_executable("preflight-agent") : args.agent;
     options.run.log_level = log_level;
@@ -120,11 +243,12 @@ void add_slurm_run_options(CLI::App* run_cmd, SlurmLaunchOptions& slurm) {
 
 std::optional<int> prepare_slurm_run(RunOptions& options) {
     options.slurm.from_environment();
+    options.slurm.scontrol = options.config.actions.scontrol;
     // Agents must dial an address their node can reach: Slurm's NodeAddr, routed from here.
     core::SystemCommandRunner runner;
     outcome::SlurmClient slurm{runner, options.config.actions.scontrol, std::chrono::seconds(30)};
     for (const auto& [node, why] : fill_slurm_addresses(options.nodes, slurm)) {
-        spdlog::warn("{}: {} (the run goes on; it will be unreachable)", node, why);
+        spdlog::warn("{}: {} (it gets no agent: error)", node, why);
     }
     if (options.config.deadlines.connect_s < options.slurm.immediate_s + 5 &&
         !options.slurm.in_allocation) {
@@ -141,6 +265,26 @@ SubcommandRun add_slurm_commands(CLI::App& app) {
         CLI::App* compress = nullptr;
     };
     auto st = std::make_shared<State>();
+    auto prolog = std::make_shared<CheckPrologArgs>();
+
+    auto* slurm = app.add_subcommand("slurm", "check a Slurm cluster's settings for preflight");
+    slurm->require_subcommand(1);
+    auto* check = slurm->add_subcommand(
+        "check-prolog",
+        "the prolog's time budget against PrologEpilogTimeout and BatchStartTimeout (`scontrol "
+        "show config`); exit 5 with a warning for each that is too short");
+    check
+        ->add_option("--budget", prolog->budget_s,
+                     "budget in seconds (default: PREFLIGHT_BUDGET_S of --prolog-env, else 20)")
+        ->check(finite_number(0.0, core::k_max_duration_s));
+    check->add_option(
+        "--prolog-env", prolog->prolog_env,
+        std::string("prolog.sh's settings (default ") + k_prolog_env + " when it exists)");
+    check->add_option("--scontrol", prolog->scontrol, "scontrol path")->capture_default_str();
+    check
+        ->add_option("--show-config", prolog->show_config,
+                     "read this saved `scontrol show config` output instead of running scontrol")
+        ->check(CLI::ExistingFile);
 
     auto* hostlist = app.add_subcommand("hostlist", "expand or compress a Slurm hostlist");
     hostlist->require_subcommand(1);
@@ -151,7 +295,11 @@ SubcommandRun add_slurm_commands(CLI::App& app) {
         hostlist->add_subcommand("compress", "names (comma list or hostlist) in short form");
     st->compress->add_option("pattern", st->pattern, "e.g. gpu001,gpu002,gpu003")->required();
 
-    return [st](const std::string& /*log_level*/, bool /*log_json*/) -> std::optional<int> {
+    return [st, prolog, check](const std::string& /*log_level*/,
+                               bool /*log_json*/) -> std::optional<int> {
+        if (check->parsed()) {
+            return check_prolog_main(*prolog);
+        }
         if (st->expand->parsed()) {
             auto names = core::expand_hostlist(st->pattern);
             if (!names) {

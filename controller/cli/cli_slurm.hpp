@@ -1,6 +1,6 @@
-// Slurm parts of the `preflight` command line: `hostlist expand|compress`, the Slurm flow of
-// `certify --nodes`, and the `run --launcher slurm` options (--partition, --reservation, --srun,
-// --immediate).
+// Slurm parts of the `preflight` command line: `hostlist expand|compress`, `slurm check-prolog`,
+// the Slurm flow of `certify --nodes`, and the `run --launcher slurm` options (--partition,
+// --reservation, --srun, --immediate).
 #pragma once
 
 #include <optional>
@@ -13,7 +13,8 @@
 
 namespace preflight::controller {
 
-// Registers the `hostlist` subcommands; the returned function runs the one that was parsed.
+// Registers the `hostlist` and `slurm check-prolog` subcommands; the returned function runs the
+// one that was parsed.
 SubcommandRun add_slurm_commands(CLI::App& app);
 
 // `run` options for --launcher slurm, stored in `slurm`.

@@ -1,34 +1,31 @@
-// `--launcher slurm`: one preflight agent per node through `srun`, one srun per node so that one
-// node's failure (a prolog that drains it, a crash, a hang) costs only that node. Inside an
-// allocation ($SLURM_JOB_ID set) each srun is a job step (--overlap); outside one each is its own
-// one-node job, optionally in a partition or reservation, that must start within --immediate
-// seconds. Each srun's output (the agent's log, forwarded by Slurm) goes to <log_dir>/<node>.log.
+// `--launcher slurm`: the preflight agents as srun job steps (slurm_step.hpp plans them). Before
+// starting, it reads from Slurm the nodes' states and reasons (`scontrol --json show node`, else
+// the text form) and leaves out, as `error` with Slurm's state and reason, nodes Slurm will not run
+// a task on; and, for an `auto` GPU request, the GPUs each node has (Gres) or, inside an
+// allocation, holds for the job. launch.slurm.step `single` (default): one srun per controller
+// address (normally one for the run), its output with --label in <log_dir>/step-<k>.log; the run
+// secret goes in its environment. `per-node`: one srun per node, output in <log_dir>/<node>.log,
+// each with only its node's key. Inside an allocation ($SLURM_JOB_ID set) a step is --overlap;
+// outside one it makes its own job that must start within --immediate seconds, optionally in a
+// partition or reservation.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "controller/launch/launcher.hpp"
+#include "controller/launch/slurm_step.hpp"
 #include "outcome/slurm_sink.hpp"
 
 namespace preflight::controller {
 
-struct SlurmLaunchOptions {
-    std::string srun = "srun";
-    std::string partition;       // outside an allocation only
-    std::string reservation;     // outside an allocation only (certify uses its own)
-    double immediate_s = 30;     // outside an allocation: give up when no resources within this
-    bool in_allocation = false;  // set from $SLURM_JOB_ID by from_environment()
-    std::string job_name = "preflight-agent";
-
-    // in_allocation from $SLURM_JOB_ID unless a partition or reservation is named.
-    void from_environment();
-};
-
 class SlurmLauncher final : public Launcher {
   public:
-    explicit SlurmLauncher(SlurmLaunchOptions options) : m_options(std::move(options)) {}
+    // scontrol_runner: runs scontrol (a fake in unit tests); nullptr: the real programs.
+    explicit SlurmLauncher(SlurmLaunchOptions options,
+                           std::shared_ptr<core::CommandRunner> scontrol_runner = nullptr);
     std::string name() const override { return "slurm"; }
     std::map<std::string, std::string> start(const std::vector<core::Node>& nodes,
                                              const LaunchContext& ctx) override;
@@ -37,14 +34,25 @@ class SlurmLauncher final : public Launcher {
     std::string describe(const std::vector<core::Node>& nodes,
                          const LaunchContext& ctx) const override;
 
-    // The srun argv for one node (exposed for tests).
-    static std::vector<std::string> srun_argv(const core::Node& node, const LaunchContext& ctx,
-                                              const SlurmLaunchOptions& options);
+    // What Slurm says about nodes now (states with a grace for NOT_RESPONDING, the job's GPUs).
+    SlurmFacts read_facts(const std::vector<core::Node>& nodes, const LaunchContext& ctx) const;
 
   private:
+    struct Running {
+        std::string name;                // "step-1", or the node in per-node mode
+        std::vector<std::string> nodes;  // its nodes
+        core::ChildProcess child;
+        std::string log;
+        std::size_t read_to = 0;                   // bytes of the log already scanned
+        std::string partial;                       // a line not yet ended
+        std::string last_srun;                     // srun's last own message
+        std::map<std::string, std::string> ended;  // node -> srun's line about its task
+    };
+    void scan_log(Running& step);
+
     SlurmLaunchOptions m_options;
-    std::map<std::string, core::ChildProcess> m_children;
-    std::map<std::string, std::string> m_log_paths;
+    std::shared_ptr<core::CommandRunner> m_runner;
+    std::vector<Running> m_steps;
 };
 
 // Fills each node's address, where the inventory gave none, from Slurm's NodeAddr (resolved to

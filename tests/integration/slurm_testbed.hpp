@@ -59,6 +59,7 @@ class SlurmTestbed {
         int nodes = 5;
         std::map<std::string, std::string> rates;  // "h3" -> "200mbit"
         bool prolog = false;                       // Prolog= preflight's slurm/prolog.sh
+        int gpus_per_node = 0;                     // > 0: GPU gres Slurm counts (no device)
     };
 
     explicit SlurmTestbed(const Spec& spec) {
@@ -85,6 +86,9 @@ class SlurmTestbed {
                   {"SUBNET", fs.subnet},
                   {"NODES", std::to_string(spec.nodes)},
                   {"PREFLIGHT_PROLOG", spec.prolog ? "1" : "0"}};
+        if (spec.gpus_per_node > 0) {
+            po.env["GPUS_PER_NODE"] = std::to_string(spec.gpus_per_node);
+        }
         auto up = core::run_process({"bash", k_scripts + "/slurm_up.sh"}, po);
         if (!up || !up->ok()) {
             m_error =

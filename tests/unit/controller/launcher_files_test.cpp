@@ -1,6 +1,7 @@
 // The files the launchers write as root into the agents' log directory (default
-// /tmp/preflight-agents-<run>): <node>.log and <node>.pid. A symlink planted at either name must
-// not aim the write at another file; the directory itself is made 0700 and a symlink there refused.
+// /tmp/preflight-agents-<run>): <node>.log and <node>.pid (the Slurm launcher's single step:
+// step-1.log and step-1.pid). A symlink planted at either name must not aim the write at another
+// file; the directory itself is made 0700 and a symlink there refused.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 
 #include "controller/launch/launcher.hpp"
 #include "controller/launch/slurm_launcher.hpp"
+#include "tests/unit/saved_scontrol.hpp"
 
 namespace preflight::controller {
 namespace {
@@ -94,24 +96,33 @@ TEST_F(LauncherFilesTest, SymlinkedLogDirectoryIsRefusedForEveryNode) {
 }
 
 TEST_F(LauncherFilesTest, SlurmLauncherRefusesTheSameLinks) {
-    fs::create_directories(m_ctx.log_dir);
-    fs::create_symlink(m_victim, m_ctx.log_dir + "/n1.log");
-    SlurmLaunchOptions options;
-    options.srun = "true";
-    options.in_allocation = true;
-    SlurmLauncher launcher(options);
-    auto failed = launcher.start(m_nodes, m_ctx);
-    launcher.stop();
-    ASSERT_EQ(failed.count("n1"), 1u);
-    EXPECT_THAT(failed["n1"], HasSubstr("is a symbolic link"));
-    EXPECT_EQ(slurp(m_victim), "precious");
+    // One step for all nodes writes step-1.log and step-1.pid; per-node, <node>.log and .pid.
+    for (const std::string mode : {"single", "per-node"}) {
+        SCOPED_TRACE(mode);
+        const std::string name = mode == "single" ? "step-1" : "n1";
+        fs::remove_all(m_ctx.log_dir);
+        fs::create_directories(m_ctx.log_dir);
+        fs::create_symlink(m_victim, m_ctx.log_dir + "/" + name + ".log");
+        m_ctx.launch.slurm.step = mode;
+        SlurmLaunchOptions options;
+        options.srun = "true";
+        options.in_allocation = true;
+        auto scontrol = std::make_shared<preflight::testing::SavedScontrol>(
+            "NodeName=n1 NodeAddr=127.0.0.1 State=IDLE Partitions=batch\n");
+        SlurmLauncher launcher(options, scontrol);
+        auto failed = launcher.start(m_nodes, m_ctx);
+        launcher.stop();
+        ASSERT_EQ(failed.count("n1"), 1u);
+        EXPECT_THAT(failed["n1"], HasSubstr("is a symbolic link"));
+        EXPECT_EQ(slurp(m_victim), "precious");
 
-    fs::remove(m_ctx.log_dir + "/n1.log");
-    fs::create_symlink(m_victim, m_ctx.log_dir + "/n1.pid");
-    SlurmLauncher second(options);
-    EXPECT_TRUE(second.start(m_nodes, m_ctx).empty());
-    second.stop();
-    EXPECT_EQ(slurp(m_victim), "precious");
+        fs::remove(m_ctx.log_dir + "/" + name + ".log");
+        fs::create_symlink(m_victim, m_ctx.log_dir + "/" + name + ".pid");
+        SlurmLauncher second(options, scontrol);
+        EXPECT_TRUE(second.start(m_nodes, m_ctx).empty());
+        second.stop();
+        EXPECT_EQ(slurp(m_victim), "precious");
+    }
 }
 
 }  // namespace

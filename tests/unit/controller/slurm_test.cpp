@@ -1,6 +1,6 @@
-// Unit tests of the Slurm pieces at their seams: scontrol output parsing, the srun argv, the
-// certification flow against a fake scontrol (the real one is in tests/integration), and the
-// standalone prolog's judgement.
+// Unit tests of the Slurm pieces at their seams: scontrol output parsing, the certification flow
+// against a fake scontrol (the real one is in tests/integration), and the standalone prolog's
+// judgement. The srun steps: slurm_step_test.cpp.
 #include <fstream>
 
 #include <gmock/gmock.h>
@@ -15,9 +15,7 @@
 namespace preflight::controller {
 namespace {
 
-using ::testing::Contains;
 using ::testing::HasSubstr;
-using ::testing::Not;
 
 TEST(ScontrolNodes, ParsesStateAddressAndReasonWithSpaces) {
     const std::string text =
@@ -40,35 +38,6 @@ TEST(ScontrolNodes, ParsesStateAddressAndReasonWithSpaces) {
     EXPECT_FALSE(outcome::reason_is_ours(nodes[1].reason));
     EXPECT_TRUE(outcome::reason_is_ours("preflight: uncertified"));
     EXPECT_FALSE(outcome::reason_is_ours(" preflight: x"));
-}
-
-TEST(SrunArgv, InsideAndOutsideAnAllocation) {
-    core::Node node{"gpu07", "", "10.0.0.7", {}};
-    LaunchContext ctx;
-    ctx.agent_path = "/opt/preflight-agent";
-    ctx.dial_address["gpu07"] = "10.0.0.254:4000";
-    ctx.agent_args = {"--log-level", "info"};
-    SlurmLaunchOptions in;
-    in.in_allocation = true;
-    auto a = SlurmLauncher::srun_argv(node, ctx, in);
-    EXPECT_EQ(a.front(), "srun");
-    EXPECT_THAT(a, Contains("--nodelist=gpu07"));
-    EXPECT_THAT(a, Contains("--overlap"));
-    EXPECT_THAT(a, Not(Contains(HasSubstr("--immediate"))));
-    const std::vector<std::string> tail = {
-        "/opt/preflight-agent", "--controller", "10.0.0.254:4000", "--node", "gpu07",
-        "--log-level",          "info"};
-    EXPECT_EQ(std::vector<std::string>(a.end() - 7, a.end()), tail);
-
-    SlurmLaunchOptions out;
-    out.partition = "gpu";
-    out.reservation = "maint";
-    out.immediate_s = 12;
-    auto b = SlurmLauncher::srun_argv(node, ctx, out);
-    EXPECT_THAT(b, Contains("--immediate=12"));
-    EXPECT_THAT(b, Contains("--partition=gpu"));
-    EXPECT_THAT(b, Contains("--reservation=maint"));
-    EXPECT_THAT(b, Not(Contains("--overlap")));
 }
 
 // scontrol as a state machine: show node, update State=DRAIN|RESUME, create/delete reservation.
