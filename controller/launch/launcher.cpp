@@ -22,27 +22,42 @@ std::vector<std::string> LocalLauncher::agent_argv(const core::Node& node,
     return argv;
 }
 
-std::string quoted_argv(const std::vector<std::string>& argv) {
+namespace {
+
+std::string quote_word(std::string_view word, bool plain_equals) {
+    constexpr std::string_view k_plain =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+:,./-=";
+    const auto safe = plain_equals ? k_plain : k_plain.substr(0, k_plain.size() - 1);
+    if (!word.empty() && word.find_first_not_of(safe) == std::string_view::npos) {
+        return std::string(word);
+    }
+    std::string out = "'";
+    for (char c : word) {
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return out + "'";
+}
+
+std::string join_words(const std::vector<std::string>& words, bool plain_equals_after_first) {
     std::string out;
-    for (const auto& word : argv) {
-        if (!out.empty()) {
-            out += ' ';
-        }
-        const bool plain =
-            !word.empty() && word.find_first_not_of(
-                                 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                 "0123456789-_./=:,@%+[]") == std::string::npos;
-        if (plain) {
-            out += word;
-            continue;
-        }
-        out += '\'';
-        for (char c : word) {
-            out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-        }
-        out += '\'';
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        out += (i == 0 ? "" : " ") + quote_word(words[i], plain_equals_after_first && i > 0);
     }
     return out;
+}
+
+}  // namespace
+
+std::string sh_quote(std::string_view word) {
+    return quote_word(word, false);
+}
+
+std::string sh_join(const std::vector<std::string>& words) {
+    return join_words(words, false);
+}
+
+std::string quoted_argv(const std::vector<std::string>& argv) {
+    return join_words(argv, true);
 }
 
 std::map<std::string, std::string> agent_key_env(const LaunchContext& ctx,

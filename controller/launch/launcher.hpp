@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/config.hpp"
@@ -81,8 +82,14 @@ class ConnectLauncher final : public Launcher {
                          const LaunchContext& ctx) const override;
 };
 
-// One line per argv, each word shell-quoted where it needs it (for --dry-run output only: nothing
-// is ever run through a shell).
+// One word quoted for POSIX sh: unchanged when it holds only [A-Za-z0-9_@%+:,./-] (and is not
+// empty), else inside single quotes with each ' written as '\''. Used for the one command line
+// that does go through a shell, the remote side of `--launcher ssh`.
+std::string sh_quote(std::string_view word);
+// The words quoted with sh_quote, joined by single blanks.
+std::string sh_join(const std::vector<std::string>& words);
+// An argv as one line an operator can paste into sh (`--dry-run`): sh_join, except that words
+// after the first keep a plain `=` (`--gres=gpu:8`; only a first word can be an assignment).
 std::string quoted_argv(const std::vector<std::string>& argv);
 
 // Appends `AGENT --controller ADDR --node NAME [agent_args...] [--tls-ca CA [--tls-server-name N]]`

@@ -66,36 +66,6 @@ std::string loopback_dialed(const std::vector<core::Node>& nodes, const LaunchCo
 
 }  // namespace
 
-std::string sh_quote(std::string_view word) {
-    const bool plain = !word.empty() && word.find_first_not_of(
-                                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                            "0123456789_@%+:,./-") == std::string_view::npos;
-    if (plain) {
-        return std::string(word);
-    }
-    std::string out = "'";
-    for (char c : word) {
-        if (c == '\'') {
-            out += "'\\''";
-        } else {
-            out += c;
-        }
-    }
-    out += '\'';
-    return out;
-}
-
-std::string sh_join(const std::vector<std::string>& words) {
-    std::string out;
-    for (const auto& w : words) {
-        if (!out.empty()) {
-            out += ' ';
-        }
-        out += sh_quote(w);
-    }
-    return out;
-}
-
 std::string SshLauncher::destination(const core::Node& node) {
     return node.address.empty() ? node.name : node.address;
 }

@@ -22,12 +22,6 @@
 
 namespace preflight::controller {
 
-// One word quoted for POSIX sh: unchanged when it holds only [A-Za-z0-9_@%+:,./-] (and is not
-// empty), else inside single quotes with each ' written as '\''.
-std::string sh_quote(std::string_view word);
-// The words quoted with sh_quote, joined by single blanks.
-std::string sh_join(const std::vector<std::string>& words);
-
 class SshLauncher final : public Launcher {
   public:
     using Clock = std::chrono::steady_clock;

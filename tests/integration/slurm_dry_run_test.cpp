@@ -88,7 +88,7 @@ TEST_F(SlurmDryRun, OneStepForFiveHundredTwelveNodesWithEightGpusEach) {
     ASSERT_EQ(lines.size(), 1u) << r.output;
     const std::string& srun = lines[0];
     for (const char* word :
-         {" --nodes=512 ", " --ntasks=512 ", " --ntasks-per-node=1 ", " --nodelist=gpu[001-512] ",
+         {" --nodes=512 ", " --ntasks=512 ", " --ntasks-per-node=1 ", " '--nodelist=gpu[001-512]' ",
           " --gres=gpu:8 ", " --kill-on-bad-exit=0 ", " --cpu-bind=none ", " --label ",
           " --export=ALL ", " --immediate=30 ", " --controller "}) {
         EXPECT_THAT(srun, HasSubstr(word)) << r.output;

@@ -411,7 +411,7 @@ TEST(CertifyDryRun, SaysWhatApplyWouldCreateAndLaunchAndChangesNothing) {
     }
     const std::string& plan = report.dry_run;
     EXPECT_NE(plan.find("scontrol create reservation ReservationName=preflight-certify-" +
-                        report.run_id + " Nodes=n[1-2] StartTime=now"),
+                        report.run_id + " 'Nodes=n[1-2]' StartTime=now"),
               std::string::npos)
         << plan;
     EXPECT_NE(plan.find("--reservation=preflight-certify-" + report.run_id), std::string::npos)

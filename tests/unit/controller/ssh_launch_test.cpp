@@ -99,6 +99,18 @@ TEST(ShQuote, RealShellsSeeExactlyTheWords) {
     }
 }
 
+TEST(ShQuote, DryRunLinesPasteIntoAShellAsTheSameArgv) {
+    // quoted_argv keeps `--gres=gpu:8` readable; the shell still sees exactly the words, and an
+    // assignment-looking first word is quoted (it would set a variable instead of running).
+    const std::vector<std::string> words = {"A=b", "--gres=gpu:8", "--nodelist=gpu[001-512]",
+                                            "x=$(id)", "Nodes=n[1-2]"};
+    const std::string line = quoted_argv(words);
+    EXPECT_EQ(line, "'A=b' --gres=gpu:8 '--nodelist=gpu[001-512]' 'x=$(id)' 'Nodes=n[1-2]'");
+    for (const auto& shell : shells()) {
+        EXPECT_EQ(words_seen_by(shell, line), words) << shell << ": " << line;
+    }
+}
+
 class SshArgv : public ::testing::Test {
   protected:
     void SetUp() override {
