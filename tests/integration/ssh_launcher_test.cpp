@@ -171,9 +171,10 @@ class SshLauncherFabric : public ::testing::Test {
         if (auto why = why_no_sshd(); !why.empty()) {
             GTEST_SKIP() << why;
         }
-        // sshd's StrictModes refuses key files under a world-writable directory such as /tmp:
-        // the test's files live in the build tree (root-owned, 0700 here).
-        m_dir = std::string(PREFLIGHT_BINARY_DIR) + "/ssh-it-" + std::to_string(::getpid());
+        // sshd's StrictModes refuses key files with a world-writable directory anywhere above them
+        // (checked up to /): not the build tree, which may lie under /tmp (a clone in /tmp failed
+        // with "Permission denied (publickey)"), but /run (root's, 0755) and a 0700 directory.
+        m_dir = "/run/preflight-ssh-it-" + std::to_string(::getpid());
         fs::remove_all(m_dir);
         fs::create_directories(m_dir);
         ::chmod(m_dir.c_str(), 0700);
