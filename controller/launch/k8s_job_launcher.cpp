@@ -21,8 +21,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* k_run_label = "preflight.dev/run";
-constexpr const char* k_token_key = "PREFLIGHT_RUN_SECRET";  // core::k_run_secret_env
+// The names the pod template's validation guards (core/k8s_pod_template.hpp), as JSON keys.
+const std::string k_run_label{core::k8s::k_run_label};
+const std::string k_token_key{core::k8s::k_run_secret_env_name};
 
 }  // namespace
 
@@ -113,7 +114,7 @@ json agent_job(const JobSpecInput& in) {
     if (!in.tls_ca_pem.empty()) {
         // Only the CA (public) is mounted; the run secret stays an environment variable.
         pod_spec["containers"][0]["volumeMounts"].push_back(
-            {{"name", "tls-ca"}, {"mountPath", k_tls_ca_mount}, {"readOnly", true}});
+            {{"name", "tls-ca"}, {"mountPath", std::string(k_tls_ca_mount)}, {"readOnly", true}});
         pod_spec["volumes"].push_back(
             {{"name", "tls-ca"},
              {"secret",

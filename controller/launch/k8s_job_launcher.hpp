@@ -10,11 +10,13 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "controller/launch/launcher.hpp"
+#include "core/k8s_pod_template.hpp"
 #include "outcome/k8s/client.hpp"
 
 namespace preflight::controller::k8s {
@@ -36,7 +38,7 @@ struct JobSpecInput {
 };
 
 // Where agent pods find the TLS CA (the run's Secret, key ca.crt, mounted read-only).
-inline constexpr const char* k_tls_ca_mount = "/etc/preflight/tls";
+inline constexpr std::string_view k_tls_ca_mount = core::k8s::k_tls_mount_path;
 
 // The Job object (pure; tested directly): preflight's pod, the GPU defaults and the pod template
 // merged by the rules of k8s_pod_template.hpp. Throws core::ConfigError for a template the merge
