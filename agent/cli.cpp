@@ -59,9 +59,20 @@ int agent_main(int argc, char** argv) {
         ->check(CLI::Range(1, 1000000))
         ->capture_default_str();
     app.add_option("--state-dir", standalone.state_dir,
-                   "standalone --profile health: directory of the pass count "
-                   "(health-NODE.json) and its lock")
+                   "standalone: directory of the health check's pass count (health-NODE.json) "
+                   "and the prolog's memory (prolog-NODE.json: --cache-ttl, --plan-budget)")
         ->capture_default_str();
+    app.add_option("--cache-ttl", standalone.cache_ttl_s,
+                   "standalone prolog/epilog: reuse this node's last pass when younger than S "
+                   "seconds and its fingerprint and the configuration are unchanged (0: never)")
+        ->check(CLI::Range(0.0, 30.0 * 86400.0));
+    app.add_flag("--plan-budget", standalone.plan_budget,
+                 "standalone prolog/epilog: run only the checks whose expected time fits "
+                 "--budget-s, most valuable first (learned from --ledger or the state dir); the "
+                 "outcome lists what was left out");
+    app.add_option("--ledger", standalone.ledger,
+                   "standalone prolog/epilog: record the results in this ledger (sqlite:PATH or "
+                   "postgresql://...); never changes the verdict");
     app.add_option("--config", standalone.config, "standalone: run configuration (e.g. a SKU file)")
         ->check(CLI::ExistingFile);
     app.add_option("--baseline", standalone.baseline, "standalone: report.json of the last run");

@@ -96,6 +96,28 @@ void stop_check_programs(int sig, double budget_s, std::future<void>& finished) 
     }
 }
 
+// The cache, planner and ledger lines under the verdict line.
+void print_memory(const StandaloneOutcome& outcome) {
+    if (outcome.cache.is_object() && outcome.cache.value("reused", false)) {
+        std::fprintf(stderr, "  cache: reused the pass of %s (%.0f s old; %s)\n",
+                     outcome.cache.value("from", std::string()).c_str(),
+                     outcome.cache.value("age_s", 0.0),
+                     outcome.cache.value("why", std::string()).c_str());
+    }
+    if (outcome.plan.is_object()) {
+        for (const auto& s : outcome.plan["skipped_for_budget"]) {
+            const auto last = s["last_run_at"];
+            std::fprintf(stderr, "  skipped for the budget: %s (expected %.1f s; last ran %s)\n",
+                         s.value("check", std::string()).c_str(), s.value("expected_s", 0.0),
+                         last.is_string() ? last.get<std::string>().c_str() : "never");
+        }
+    }
+    if (outcome.ledger.is_object() && outcome.ledger.contains("error")) {
+        std::fprintf(stderr, "  ledger NOT written: %s\n",
+                     outcome.ledger.value("error", std::string()).c_str());
+    }
+}
+
 }  // namespace
 
 outcome::DrainOutcome drain_for_prolog(StandaloneOutcome& outcome, const std::string& node,
@@ -171,6 +193,12 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
                      "judge; --on-error block is for the prolog, epilog and gate\n");
         return 2;
     }
+    if (health && (options.cache_ttl_s > 0.0 || options.plan_budget || !options.ledger.empty())) {
+        std::fprintf(stderr,
+                     "preflight-agent: --cache-ttl, --plan-budget and --ledger are for the prolog "
+                     "and epilog; a health check measures every time\n");
+        return 2;
+    }
     if (health && options.resume_after < 1) {
         std::fprintf(stderr, "preflight-agent: --resume-after must be >= 1\n");
         return 2;
@@ -227,6 +255,11 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
             node_checks.push_back(check);
         }
     }
+    PrologPlan memory;
+    if (!health) {
+        memory = prepare_prolog(options, node, cfg, std::move(node_checks));
+        node_checks = memory.checks;
+    }
     std::promise<void> finished;
     auto finished_future = finished.get_future();
     std::thread worker([=, p = std::move(finished)]() mutable {
@@ -254,7 +287,7 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
     {
         // Taken before any program is killed: a check returning after that measured our kill.
         std::lock_guard<std::mutex> lock(*mutex);
-        outcome.results = *done;
+        outcome.results = memory.reuse ? memory.reuse->results : *done;
     }
     if (in_time) {
         worker.join();
@@ -281,6 +314,9 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         }
     }
     judge_standalone(outcome, cfg.evaluation, baseline, baseline_run);
+    if (sig == 0) {
+        finish_prolog(memory, outcome, options, node);
+    }
 
     // Interrupted: nothing was judged in full, so exit 4 whatever --on-error says, and no drain.
     int rc = sig != 0 ? core::to_int(core::ExitCode::inconclusive)
@@ -329,6 +365,7 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         std::fprintf(stderr, "  not drained (%s): %s\n", outcome.drain_outcome.c_str(),
                      outcome.drain_error.c_str());
     }
+    print_memory(outcome);
     if (health) {
         std::fprintf(stderr, "  health: %s\n",
                      outcome.health.value("detail", std::string()).c_str());

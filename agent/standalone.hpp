@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/prolog_memory.hpp"
 #include "core/config.hpp"
 #include "core/model.hpp"
 #include "core/process.hpp"
@@ -61,6 +62,12 @@ struct StandaloneOptions {
     // passes, counted in <state_dir>/health-<node>.json.
     int resume_after = 3;
     std::string state_dir = "/var/lib/preflight";
+    // The prolog's memory (agent/prolog_memory.hpp, agent/standalone_memory.hpp): reuse a pass
+    // younger than this (0: never), plan the checks for budget_s, record in this ledger.
+    double cache_ttl_s = 0.0;
+    bool plan_budget = false;
+    std::string ledger;
+    double ledger_timeout_s = 5.0;
 };
 
 struct StandaloneOutcome {
@@ -76,8 +83,31 @@ struct StandaloneOutcome {
     double seconds = 0.0;
     std::string profile = "prolog";
     nlohmann::json health;  // --profile health: the pass count and what was done (null otherwise)
+    nlohmann::json cache;   // --cache-ttl: whether a cached pass was reused, from when
+    nlohmann::json plan;    // --plan-budget: what ran and what was left out for the budget
+    nlohmann::json ledger;  // --ledger: where it was recorded, or why not
     nlohmann::json to_json(const std::string& node) const;
 };
+
+// The prolog's memory and ledger (agent/standalone_memory.cpp).
+struct PrologPlan {
+    bool active = false;              // --cache-ttl, --plan-budget or --ledger given
+    std::vector<std::string> checks;  // the node checks to run now
+    std::optional<CachedPass> reuse;  // run nothing: these results stand
+    std::optional<PrologMemory> memory;
+    std::string fingerprint;
+    std::string config;
+    nlohmann::json cache;  // the outcome's "cache" object (null without --cache-ttl)
+    nlohmann::json plan;   // the outcome's "plan" object (null without --plan-budget)
+};
+
+PrologPlan prepare_prolog(const StandaloneOptions& options, const std::string& node,
+                          const core::RunConfig& cfg, std::vector<std::string> node_checks);
+
+// After judging: remembers (unless the results were reused) and records in the ledger; fills
+// outcome.ledger.
+void finish_prolog(PrologPlan& plan, StandaloneOutcome& outcome, const StandaloneOptions& options,
+                   const std::string& node);
 
 // Judges results of one node: check verdicts, floors, baseline. Pure; exposed for unit tests.
 // baseline_metrics: check -> metric -> value from the last controller run ({} when none).

@@ -86,6 +86,12 @@ nlohmann::json StandaloneOutcome::to_json(const std::string& node) const {
     if (!health.is_null()) {
         out["health"] = health;
     }
+    for (const auto& [key, value] :
+         {std::pair{"cache", &cache}, std::pair{"plan", &plan}, std::pair{"ledger", &ledger}}) {
+        if (!value->is_null()) {
+            out[key] = *value;
+        }
+    }
     return out;
 }
 

@@ -8,8 +8,12 @@
 # Prints the median of the runs: wall of the rounds, the checks' own time, the controller overhead
 # (rounds + evaluate/plan - checks' own time), the controller's CPU in the rounds, its peak RSS, the
 # group rounds used, and in how many runs exactly the chosen bad nodes were flagged.
+# Every run also records into a SQLite ledger (one per N, kept across the REPS, so later reps judge
+# self-history against earlier ones) with node.fingerprint checked: the ledger's time is part of
+# the overhead. LEDGER=0 leaves the ledger out.
 # Usage: bench/controller_scale.sh [N ...]   (default 256 1024 4096)
-# Env: REPS (3), CHECK_MS (200), BASE_CHECK_MS (10), BASELINE (1; 0 skips the short and serial runs)
+# Env: REPS (3), CHECK_MS (200), BASE_CHECK_MS (10), BASELINE (1; 0 skips the short and serial
+#      runs), LEDGER (1)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 REPS=${REPS:-3}
@@ -34,7 +38,10 @@ for n in "${sizes[@]}"; do
     out="$work/$n-$mode-$ms.txt"
     : >"$out"
     for rep in $(seq 1 "$REPS"); do
-      bash "$ROOT/bench/scale_run.sh" "$n" "$mode" "$ms" "$work/$n-$mode-$ms-$rep" >>"$out"
+      ledger_file=""
+      [[ ${LEDGER:-1} == 1 ]] && ledger_file="$work/ledger-$n-$mode-$ms.sqlite"
+      LEDGER=$ledger_file bash "$ROOT/bench/scale_run.sh" "$n" "$mode" "$ms" \
+        "$work/$n-$mode-$ms-$rep" >>"$out"
       rm -rf "$work/$n-$mode-$ms-$rep"
     done
     exact=$(awk '{s+=$13} END {print s "/" NR}' "$out")

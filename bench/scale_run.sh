@@ -9,6 +9,10 @@
 # OVERHEAD_S = ROUNDS_S + EVAL_S - CHECKS_S (EVAL_S: evaluate + plan actions). CPU_S is the
 # controller's own CPU time during the rounds. FLAGGED_OK is 1 when the failed nodes are exactly
 # the chosen bad ones and every other node passed.
+# With LEDGER=FILE (bench/controller_scale.sh sets it) the run also checks node.fingerprint (the
+# harness answers with a real-sized fingerprint), applies the self-history rule and records every
+# result in that SQLite ledger (ledger/ledger.hpp): the ledger's time counts in EVAL_S and so in
+# OVERHEAD_S, and its rows are checked (RESULTS = nodes x checks) or the run fails.
 # Usage: bench/scale_run.sh N parallel|serial CHECK_MS WORKDIR [BAD_HOSTLIST]
 # Called by bench/controller_scale.sh; BIN=DIR overrides build/bin.
 set -euo pipefail
@@ -34,8 +38,15 @@ if [[ $mode == serial ]]; then
   step_timeout=3600
   slack=3600
 fi
+checks="link.netdev, collective.gloo_allreduce"
+ledger_yaml=""
+if [[ -n ${LEDGER:-} ]]; then
+  checks="link.netdev, node.fingerprint, collective.gloo_allreduce"
+  ledger_yaml="ledger: {url: \"sqlite:$LEDGER\"}"
+fi
 cat >"$work/config.yaml" <<YAML
-checks: [link.netdev, collective.gloo_allreduce]
+$ledger_yaml
+checks: [$checks]
 params:
   collective.gloo_allreduce: {timeout_s: $step_timeout}
 deadlines: {connect_s: 120, heartbeat_s: 2, step_slack_s: $slack}
@@ -75,17 +86,20 @@ if (( rc != 0 && rc != 1 )); then
   echo "scale_run: controller exited $rc (see $work/controller.log)" >&2
   exit 1
 fi
-python3 - "$work" "$n" "$mode" "$check_ms" "$wall" "$bad" <<'PY'
+python3 - "$work" "$n" "$mode" "$check_ms" "$wall" "$bad" "${LEDGER:-}" <<'PY'
 import json, re, sys
-work, n, mode, check_ms, wall, bad = sys.argv[1:]
+work, n, mode, check_ms, wall, bad, ledger = sys.argv[1:]
 log = open(f"{work}/controller.log").read()
 m = re.search(r"timing: agents connected ([\d.]+) s; rounds ([\d.]+) s in (\d+) step batches; "
-              r"stop agents ([\d.]+) s; evaluate\+plan ([\d.]+) s; reports ([\d.]+) s; nodes \d+; "
+              r"stop agents ([\d.]+) s; evaluate\+plan ([\d.]+) s; ledger ([\d.]+) s; reports ([\d.]+) s; "
+              r"nodes \d+; "
               r"peak RSS ([\d.]+) MiB; controller CPU in rounds ([\d.]+) s", log)
 if not m:
     sys.exit(f"scale_run: no timing line in {work}/controller.log")
-connect, rounds, batches, stop, evaluate, reports, rss, cpu = m.groups()
-rounds, batches, evaluate, rss, cpu = float(rounds), int(batches), float(evaluate), float(rss), float(cpu)
+connect, rounds, batches, stop, evaluate, ledger, reports, rss, cpu = m.groups()
+rounds, batches, rss, cpu = float(rounds), int(batches), float(rss), float(cpu)
+# The ledger's self-history queries and its batched write count as evaluation.
+evaluate = float(evaluate) + float(ledger)
 report = json.load(open(f"{work}/report.json"))
 group_tests = len(report["groups"])
 if mode == "serial":
@@ -99,6 +113,11 @@ bad_set = set(bad.split(","))
 failed = {x["name"] for x in report["nodes"] if x["verdict"] == "fail"}
 others_pass = all(x["verdict"] == "pass" for x in report["nodes"] if x["name"] not in bad_set)
 ok = int(failed == bad_set and others_pass)
+if ledger:
+    info = report.get("ledger", {})
+    checks_per_node = len(report["nodes"][0]["checks"])
+    if not info.get("recorded") or info.get("results") != int(n) * checks_per_node:
+        sys.exit(f"scale_run: the ledger did not record every result: {info}")
 print(f"{n} {mode} {check_ms} {float(wall):.3f} {rounds:.3f} {checks:.3f} {overhead:.3f} "
       f"{evaluate:.3f} {rss:.1f} {cpu:.3f} {used} {group_tests} {ok}")
 PY

@@ -37,7 +37,7 @@ class ConfigParser {
         if (root.IsDefined() && !root.IsNull()) {
             yaml::reject_unknown_keys(m_file, root, "",
                                       {"evaluation", "actions", "deadlines", "controller", "checks",
-                                       "params", "job", "k8s", "launch"});
+                                       "params", "job", "k8s", "launch", "ledger"});
             // A section written as `evaluation:` with nothing under it is an empty section.
             auto section = [&](const char* key) -> std::optional<YAML::Node> {
                 YAML::Node node = root[key];
@@ -71,6 +71,9 @@ class ConfigParser {
             }
             if (auto n = section("k8s")) {
                 config_sections::parse_k8s(m_file, *n, config.k8s);
+            }
+            if (auto n = section("ledger")) {
+                config_sections::parse_ledger(m_file, *n, config.ledger);
             }
             if (auto n = section("launch")) {
                 parse_launch(*n, config.launch);

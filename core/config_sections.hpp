@@ -20,6 +20,8 @@ void parse_k8s(const std::string& file, const YAML::Node& node, KubernetesConfig
 // launch.slurm (core/config_launch_slurm.cpp) and launch.ssh (core/config_launch_ssh.cpp).
 void parse_launch_slurm(const std::string& file, const YAML::Node& node, SlurmStepConfig& out);
 void parse_launch_ssh(const std::string& file, const YAML::Node& node, SshLaunchConfig& out);
+// ledger (core/config_ledger.cpp).
+void parse_ledger(const std::string& file, const YAML::Node& node, LedgerConfig& out);
 nlohmann::json parse_job(const std::string& file, const YAML::Node& node);
 
 }  // namespace preflight::core::config_sections

@@ -88,6 +88,9 @@ void to_json(nlohmann::json& j, const CheckResult& r) {
                        {"metrics", std::move(metrics)},
                        {"detail", r.detail},
                        {"seconds", r.seconds}};
+    if (!r.facts.empty()) {
+        j["facts"] = r.facts;
+    }
 }
 
 void from_json(const nlohmann::json& j, CheckResult& r) {
@@ -132,6 +135,22 @@ void from_json(const nlohmann::json& j, CheckResult& r) {
                 &seconds);
         }
         out.seconds = seconds.get<double>();
+    }
+    if (j.contains("facts")) {
+        const auto& facts = j.at("facts");
+        if (!facts.is_object() || facts.size() > k_max_facts) {
+            throw std::invalid_argument("facts must be an object of at most " +
+                                        std::to_string(k_max_facts) + " strings");
+        }
+        for (const auto& [key, value] : facts.items()) {
+            if (!value.is_string() || key.size() > k_max_fact_size ||
+                value.get_ref<const std::string&>().size() > k_max_fact_size) {
+                throw std::invalid_argument("fact '" + key.substr(0, 64) +
+                                            "' must be a string of at most " +
+                                            std::to_string(k_max_fact_size) + " bytes");
+            }
+            out.facts[key] = value.get<std::string>();
+        }
     }
     r = std::move(out);
 }

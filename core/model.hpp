@@ -43,12 +43,19 @@ struct Node {
 };
 
 // What one check reports for one node (or for one rank of a group).
+inline constexpr std::size_t k_max_facts = 512;
+inline constexpr std::size_t k_max_fact_size = 256;
+
 struct CheckResult {
     std::string check;
     Verdict verdict = Verdict::error;
     std::map<std::string, double> metrics;  // e.g. busbw_gbps, speed_mbps
     std::string detail;                     // human-readable reason or finding
     double seconds = 0.0;                   // wall time the check took
+    // Text the check reports about the node, not judged: node.fingerprint's identity.* and
+    // software.* entries (the ledger's fingerprint). At most k_max_facts entries, each key and
+    // value at most k_max_fact_size bytes (from_json refuses more).
+    std::map<std::string, std::string> facts;
     // Set with verdict warn by the controller's judge and rounds; never taken from an agent's
     // frame (a peer cannot declare its own result undecided), so not part of the wire form.
     Undecided undecided = Undecided::none;

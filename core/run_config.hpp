@@ -123,6 +123,24 @@ struct LaunchConfig {
     SshLaunchConfig ssh;
 };
 
+// `ledger`: where runs are recorded (ledger/ledger.hpp) and the self-history rule. Without a url
+// (and no --ledger) nothing is recorded and the rule is off.
+struct SelfHistoryConfig {
+    // Warn when a node's judged figure fell more than this share below the median of its own
+    // recent passing figures, even within threshold_fraction of today's cohort. 0 turns it off.
+    double drop_fraction = 0.10;
+    double window_days = 30.0;  // history considered
+    int min_samples = 3;        // fewer earlier passes: no judgement (never a guess)
+    int max_samples = 10;       // the most recent ones
+};
+
+struct LedgerConfig {
+    std::string url;                  // sqlite:PATH, a path, or postgresql://...
+    std::string kind = "gate";        // what `preflight run` records: gate or certify
+    double connect_timeout_s = 10.0;  // PostgreSQL connect, SQLite lock wait
+    SelfHistoryConfig self_history;
+};
+
 struct RunConfig {
     std::string source;  // file the config came from, or "<defaults>"
     EvaluationConfig evaluation;
@@ -131,6 +149,7 @@ struct RunConfig {
     ControllerConfig controller;
     KubernetesConfig k8s;
     LaunchConfig launch;
+    LedgerConfig ledger;
     // checks run, in order: node-local ones in round 0, group ones in rounds 1-3.
     std::vector<std::string> checks = {"link.netdev", "collective.gloo_allreduce"};
     std::map<std::string, nlohmann::json> check_params;  // check -> params as given (validated)

@@ -22,6 +22,9 @@ struct NodeCheck {
     core::Undecided undecided = core::Undecided::none;  // warn that decides nothing: why
     std::map<std::string, double> metrics;              // e.g. busbw_gbps, speed_mbps
     std::string detail;
+    std::map<std::string, std::string> facts;  // the agent's facts (node.fingerprint)
+    double seconds = 0.0;                      // how long the check ran on the node
+    bool cached = false;                       // reused from the prolog's result cache, not run now
     std::optional<double> median;              // cohort median of the judged metric
     std::optional<double> mad;                 // cohort MAD of the judged metric
     std::optional<double> fraction_of_median;  // value / median
@@ -113,6 +116,8 @@ struct RunReport {
     std::vector<StageTiming> stages;
     std::vector<Action> actions;
     Breaker breaker;
+    // With a ledger: {"ledger": where, "kind", "recorded", counts, "self_history", "error"}.
+    nlohmann::json ledger;
     int exit_code = 0;
 };
 

@@ -12,6 +12,7 @@
 #include "plugins/link/pcie.hpp"
 #include "plugins/link/peermem.hpp"
 #include "plugins/link/roce.hpp"
+#include "plugins/node/fingerprint.hpp"
 
 #if PREFLIGHT_WITH_GLOO
 #include "plugins/collective/gloo_allreduce.hpp"
@@ -50,6 +51,7 @@ const CheckTable& builtin_checks() {
         check_entry<PcieCheck>(),
         check_entry<PeermemCheck>(),
         check_entry<RoceCheck>(),
+        check_entry<FingerprintCheck>(),
         check_entry<PauseCheck>(),
 #if PREFLIGHT_WITH_GLOO
         check_entry<GlooAllreduceCheck>(),

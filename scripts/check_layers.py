@@ -17,20 +17,22 @@ import re
 import sys
 
 # Folder -> the folders it may depend on (besides itself). Order of the layers, bottom up:
-# core <- plugins, outcome <- agent, controller/net, controller/launch <- controller/run <- testbed
-# <- controller/cli.
+# core <- plugins, outcome <- ledger <- agent, controller/net, controller/launch <- controller/run
+# <- testbed <- controller/cli.
 LAYERS = {
     "core": [],
     "plugins": ["core"],
     "outcome": ["core"],
-    "agent": ["core", "plugins", "outcome"],
+    "ledger": ["core", "outcome"],
+    "agent": ["core", "plugins", "outcome", "ledger"],
     "controller/net": ["core"],
     "controller/launch": ["core", "outcome"],
-    "controller/run": ["core", "plugins", "outcome", "controller/net", "controller/launch"],
-    "testbed": ["core", "plugins", "outcome", "controller/net", "controller/launch",
+    "controller/run": ["core", "plugins", "outcome", "ledger", "controller/net",
+                       "controller/launch"],
+    "testbed": ["core", "plugins", "outcome", "ledger", "controller/net", "controller/launch",
                 "controller/run"],
-    "controller/cli": ["core", "plugins", "outcome", "controller/net", "controller/launch",
-                       "controller/run", "testbed"],
+    "controller/cli": ["core", "plugins", "outcome", "ledger", "controller/net",
+                       "controller/launch", "controller/run", "testbed"],
 }
 
 # The CMake target each folder builds.
@@ -38,6 +40,7 @@ TARGETS = {
     "preflight_core": "core",
     "preflight_plugins": "plugins",
     "preflight_outcome": "outcome",
+    "preflight_ledger": "ledger",
     "preflight_agent": "agent",
     "preflight_net": "controller/net",
     "preflight_launch": "controller/launch",

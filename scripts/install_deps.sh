@@ -15,6 +15,9 @@ packages=(
   libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcurl4-openssl-dev nlohmann-json3-dev
   libcli11-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev libgloo-dev
   libopenmpi-dev openmpi-bin
+  # the ledger: SQLite (default) and libpq; the PostgreSQL server the ledger tests start
+  # themselves (initdb/pg_ctl in a temporary directory, tests/ledger/pg_server.sh)
+  libsqlite3-dev libpq-dev postgresql-15 sqlite3
   # test beds and peers measured by bench/
   iproute2 iperf3 nftables procps python3 bc
   # TLS certificates for tests and operators (scripts/tls_make_ca.sh)

@@ -573,6 +573,23 @@ class Fleet {
                     ranks);
             } else {
                 r.detail = "virtual harness: simulated node-local check";
+                if (job.check == "node.fingerprint") {
+                    // A fingerprint of the size a real node reports (plugins/node/fingerprint.hpp).
+                    const std::string& name = node.name;
+                    r.facts = {{"identity.hostname", name},
+                               {"identity.machine_id", "virtual-machine-id-" + name},
+                               {"identity.dmi.product_uuid", "virtual-uuid-" + name},
+                               {"identity.dmi.product_serial", "VIRT-" + name},
+                               {"identity.ib.mlx5_0", "0c42:a103:0016:" + name},
+                               {"identity.nic.eno1", "virtual-mac-" + name},
+                               {"software.kernel", "6.1.0-26-amd64"},
+                               {"software.nvidia_driver", "535.104.05"},
+                               {"software.ib_fw.mlx5_0", "20.31.1014"},
+                               {"software.nccl", "2.21.5"}};
+                    for (int g = 0; g < 8; ++g)
+                        r.facts["identity.gpu." + std::to_string(g)] =
+                            "GPU-virtual-" + name + "-" + std::to_string(g);
+                }
             }
             node.step.reset();
             send_result(node, step_id, std::move(r));

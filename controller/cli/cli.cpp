@@ -14,6 +14,7 @@
 #include "controller/cli/cli_common.hpp"
 #include "controller/cli/cli_gang_gate.hpp"
 #include "controller/cli/cli_keys.hpp"
+#include "controller/cli/cli_ledger.hpp"
 #include "controller/cli/cli_report.hpp"
 #include "controller/cli/cli_slurm.hpp"
 #include "controller/cli/cli_testbed.hpp"
@@ -64,6 +65,8 @@ struct RunArgs {
     std::string color = "auto";
     bool no_progress = false;
     bool dry_run = false;
+    std::string ledger;       // --ledger: overrides ledger.url
+    std::string ledger_kind;  // --ledger-kind: overrides ledger.kind
     SlurmLaunchOptions slurm;
 };
 
@@ -90,6 +93,10 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
         return core::to_int(core::ExitCode::usage);
     }
     override_controller_address(options.config.controller, args.advertise, args.listen, args.port);
+    if (!args.ledger.empty())
+        options.config.ledger.url = args.ledger;
+    if (!args.ledger_kind.empty())
+        options.config.ledger.kind = args.ledger_kind;
     options.launcher = args.launcher;
     options.report_dir =
         args.report_dir.empty() ? "preflight-reports/" + make_run_id() : args.report_dir;
@@ -198,6 +205,14 @@ int preflight_main(int argc, char** argv) {
                    "print what would be launched (srun argv, Kubernetes objects as YAML, agent "
                    "commands) and exit; starts, creates and changes nothing")
         ->excludes(apply_flag);
+    run_cmd->add_option("--ledger", run.ledger,
+                        "record the run in this ledger (sqlite:PATH, PATH or postgresql://...; "
+                        "overrides ledger.url) and apply the self-history rule");
+    run_cmd
+        ->add_option("--ledger-kind", run.ledger_kind,
+                     "what the run is in the ledger: gate (default) or certify (its passing "
+                     "nodes are certified, its failing nodes are not)")
+        ->check(CLI::IsMember({"gate", "certify"}));
     add_slurm_run_options(run_cmd, run.slurm);
 
     const std::vector<SubcommandRun> subcommands = {
@@ -206,6 +221,7 @@ int preflight_main(int argc, char** argv) {
         add_report_commands(app),
         add_certify_command(app),
         add_gang_gate_command(app),
+        add_ledger_commands(app),
         add_testbed_commands(app, argv[0]),
         [run_checks = add_checks_command(app)](const std::string&, bool) { return run_checks(); },
     };

@@ -46,6 +46,7 @@ struct CertifyArgs {
     std::string scontrol = "scontrol";
     int minutes = 30;
     bool json = false;
+    std::string ledger;  // record the validation as a certification (overrides ledger.url)
     SlurmLaunchOptions slurm;
     // Kubernetes only
     std::string report;

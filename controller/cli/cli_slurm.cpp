@@ -22,6 +22,7 @@
 #include "core/hostlist.hpp"
 #include "core/inventory.hpp"
 #include "core/process.hpp"
+#include "ledger/ledger.hpp"
 #include "outcome/report/text.hpp"
 #include "outcome/slurm_info.hpp"
 #include "plugins/check.hpp"
@@ -143,6 +144,31 @@ int check_prolog_main(const CheckPrologArgs& args) {
     return core::to_int(warnings.empty() ? core::ExitCode::ok : core::ExitCode::warnings);
 }
 
+void record_certification(const std::string& url, const outcome::RunReport& validation,
+                          const CertifyReport& report, const core::LedgerConfig& cfg,
+                          const std::string& dir) {
+    ledger::RecordOptions how;
+    how.kind = ledger::k_kind_certify;
+    how.certify_by_verdict = false;  // only certified and failed nodes; the rest: none
+    how.recorded_by = "preflight certify";
+    for (const auto& n : report.nodes) {
+        if (n.outcome == "certified")
+            how.certifications[n.node] = core::Verdict::pass;
+        if (n.outcome == "failed")
+            how.certifications[n.node] = core::Verdict::fail;
+    }
+    try {
+        auto l = ledger::Ledger::open(url, cfg.connect_timeout_s);
+        const auto s = l->record(validation, how);
+        spdlog::info("ledger {}: {} certifications recorded", l->describe(), s.certifications);
+    } catch (const ledger::DbError& e) {
+        spdlog::error(
+            "{}: the certification stands; record it later with `preflight ledger "
+            "import --kind certify {}/report.json`",
+            e.what(), dir);
+    }
+}
+
 }  // namespace
 
 int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bool log_json) {
@@ -205,6 +231,12 @@ int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bo
 
     core::SystemCommandRunner runner;
     outcome::SlurmClient slurm{runner, args.scontrol, std::chrono::seconds(30)};
+    // The validation is recorded once, as a certification, after the outcome of each node is
+    // known (not as a gate run inside it).
+    const std::string ledger_url =
+        args.ledger.empty() ? options.run.config.ledger.url : args.ledger;
+    options.run.config.ledger.url.clear();
+    std::optional<outcome::RunReport> validation;
     auto report = certify_slurm(options, runner, [&](const RunOptions& run) {
         RunOptions r = run;
         for (const auto& [node, why] : fill_slurm_addresses(r.nodes, slurm)) {
@@ -212,8 +244,12 @@ int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bo
         }
         r.config.deadlines.connect_s =
             std::max(r.config.deadlines.connect_s, r.slurm.immediate_s + 5);
-        return run_preflight(r);
+        validation = run_preflight(r);
+        return *validation;
     });
+    if (!ledger_url.empty() && validation && options.apply) {
+        record_certification(ledger_url, *validation, report, options.run.config.ledger, dir);
+    }
     if (auto st = core::write_file_atomic(dir + "/certify.json", report.to_json().dump(2) + "\n");
         !st) {
         spdlog::error("writing certify.json: {}", st.error().message);

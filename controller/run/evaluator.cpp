@@ -114,6 +114,8 @@ std::vector<outcome::NodeReport> evaluate(const std::vector<NodeInput>& inputs,
                 nc.undecided = it->second.undecided;
                 nc.metrics = it->second.metrics;
                 nc.detail = it->second.detail;
+                nc.facts = it->second.facts;
+                nc.seconds = it->second.seconds;
             } else {
                 nc.verdict = core::Verdict::error;
                 nc.detail = "no result";

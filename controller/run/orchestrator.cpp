@@ -172,6 +172,8 @@ outcome::RunReport run_preflight(const RunOptions& options) {
     run.plan.launcher->stop();
     const double stop_s = std::chrono::duration<double>(Clock::now() - stopping).count();
     stage(run, "judge", judge_run);
+    if (!options.config.ledger.url.empty())
+        stage(run, "history", ledger_history);
     stage(run, "act", act_on_verdicts);
     run.report.wall_seconds = std::chrono::duration<double>(Clock::now() - wall_start).count();
     auto reporting = Clock::now();
@@ -186,13 +188,13 @@ outcome::RunReport run_preflight(const RunOptions& options) {
     ::getrusage(RUSAGE_SELF, &usage);
     spdlog::info(
         "timing: agents connected {:.3f} s; rounds {:.3f} s in {} step batches; stop agents "
-        "{:.3f} s; evaluate+plan {:.3f} s; reports {:.3f} s; nodes {}; peak RSS {:.1f} MiB; "
-        "controller CPU in rounds {:.3f} s",
+        "{:.3f} s; evaluate+plan {:.3f} s; ledger {:.3f} s; reports {:.3f} s; nodes {}; peak RSS "
+        "{:.1f} MiB; controller CPU in rounds {:.3f} s",
         took["plan"] + took["launch"] + took["connect"],
         took["node-local"] + took["rounds"] + took["confirm"], run.step_batches, stop_s,
-        took["judge"] + took["act"],
-        std::chrono::duration<double>(Clock::now() - reporting).count(), options.nodes.size(),
-        static_cast<double>(usage.ru_maxrss) / 1024.0, cpu_rounds);
+        took["judge"] + took["act"], took["history"] + took["record"],
+        std::chrono::duration<double>(Clock::now() - reporting).count() - took["record"],
+        options.nodes.size(), static_cast<double>(usage.ru_maxrss) / 1024.0, cpu_rounds);
     return std::move(run.report);
 }
 

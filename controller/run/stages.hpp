@@ -18,6 +18,7 @@
 #include "controller/run/group_rounds.hpp"
 #include "controller/run/run_options.hpp"
 #include "core/check_spec.hpp"
+#include "ledger/ledger.hpp"
 #include "outcome/run_report.hpp"
 
 namespace preflight::controller {
@@ -50,6 +51,7 @@ struct RunContext {
     NodeResults results;
     std::vector<SuspectSearch> searches;  // rounds -> confirm, one per group check
     int step_batches = 0;
+    std::unique_ptr<ledger::Ledger> ledger;  // open when the run records (ledger.url)
     std::function<void(const std::string&, std::size_t, std::size_t)> progress;
 
     bool interrupted() const {
@@ -72,6 +74,12 @@ void confirm_and_close(RunContext& run);
 void judge_run(RunContext& run);
 void act_on_verdicts(RunContext& run);
 void write_run_report(RunContext& run);
+// With a ledger (ledger.url or --ledger; stages_ledger.cpp): opens it and applies the
+// self-history rule after judge; records the run just before the report is written. A ledger
+// that cannot be opened or written is an error in the report and the log, never a lost run: the
+// verdicts and reports stand, and the report.json can be imported later.
+void ledger_history(RunContext& run);
+void ledger_record(RunContext& run);
 
 // The params a check runs with: its configured params, with `phase` set when given.
 nlohmann::json step_params(const core::RunConfig& cfg, const std::string& check,

@@ -70,6 +70,7 @@ void write_run_report(RunContext& run) {
     report.exit_code = report.interrupted ? core::to_int(core::ExitCode::inconclusive)
                                           : outcome::exit_code_for(report);
     report.finished_at = core::utc_now_rfc3339();
+    ledger_record(run);
     if (auto st =
             outcome::write_report_files(report, run.options.report_dir, run.options.json_path);
         !st) {

@@ -29,6 +29,15 @@ J check_json(const NodeCheck& c) {
     j["undecided"] = std::string(core::to_string(c.undecided));
     j["metrics"] = J(c.metrics);
     j["detail"] = c.detail;
+    if (!c.facts.empty()) {
+        j["facts"] = J(c.facts);
+    }
+    if (c.seconds > 0.0) {
+        j["seconds"] = c.seconds;
+    }
+    if (c.cached) {
+        j["cached"] = true;
+    }
     put_optional(j, "median", c.median);
     put_optional(j, "mad", c.mad);
     put_optional(j, "fraction_of_median", c.fraction_of_median);
@@ -178,6 +187,9 @@ J report_json(const RunReport& r) {
     breaker["message"] = r.breaker.message;
     breaker["forced"] = r.breaker.forced;
     j["breaker"] = std::move(breaker);
+    if (!r.ledger.is_null()) {
+        j["ledger"] = J(r.ledger);
+    }
     j["exit_code"] = r.exit_code;
     return j;
 }
@@ -265,6 +277,15 @@ RunReport report_from(const J& j) {
                     }
                 }
                 c.detail = value_at<std::string>(jc, "detail", "");
+                c.seconds = value_at(jc, "seconds", 0.0);
+                c.cached = value_at(jc, "cached", false);
+                if (auto f = jc.find("facts"); f != jc.end() && f->is_object()) {
+                    for (const auto& [key, value] : f->items()) {
+                        if (value.is_string()) {
+                            c.facts[key] = value.template get<std::string>();
+                        }
+                    }
+                }
                 c.median = optional_at(jc, "median");
                 c.mad = optional_at(jc, "mad");
                 c.fraction_of_median = optional_at(jc, "fraction_of_median");

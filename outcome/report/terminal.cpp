@@ -331,6 +331,20 @@ std::string render_terminal(const RunReport& report, bool color) {
         out += color ? k_red + line + k_reset : line;
         out += "\n";
     }
+    if (report.ledger.is_object()) {
+        const auto& l = report.ledger;
+        const std::string where = sanitize_text(l.value("ledger", std::string()));
+        if (l.contains("error")) {
+            const std::string line = "!! ledger NOT written (" + where +
+                                     "): " + sanitize_text(l.value("error", std::string())) +
+                                     "; later: preflight ledger import <report.json>";
+            out += "\n" + (color ? k_red + line + k_reset : line) + "\n";
+        } else if (l.value("recorded", false)) {
+            out += "\nLedger: recorded in " + where + " as " + l.value("kind", std::string()) +
+                   " (" + std::to_string(l.value("results", 0)) + " results, " +
+                   std::to_string(l.value("fingerprints_changed", 0)) + " new fingerprints)\n";
+        }
+    }
     return out;
 }
 

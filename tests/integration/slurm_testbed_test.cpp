@@ -167,9 +167,11 @@ TEST_F(SlurmBed, CertifyResumesPassingKeepsFailingAndNeverTouchesAnOperatorsDrai
     EXPECT_EQ(plan.exit_code, 0) << plan.output;
     EXPECT_EQ(bed->state("node02"), "IDLE+DRAIN");
 
+    const std::string ledger = "sqlite:" + bed->base() + "/ledger.sqlite";
     auto cert =
         bed->head({k_preflight, "certify", "--nodes", "node[02,04-05]", "--config",
-                   bed->base() + "/local.yaml", "--report-dir", bed->base() + "/cert", "--apply"},
+                   bed->base() + "/local.yaml", "--report-dir", bed->base() + "/cert", "--apply",
+                   "--ledger", ledger},
                   120);
     EXPECT_EQ(cert.exit_code, 1) << cert.output;  // one node failed certification
     json c = json::parse(slurp(bed->base() + "/cert/certify.json"));
@@ -185,13 +187,24 @@ TEST_F(SlurmBed, CertifyResumesPassingKeepsFailingAndNeverTouchesAnOperatorsDrai
     EXPECT_EQ(bed->reason("node05"), "RMA 1234 (ops)");
     EXPECT_NE(bed->head({"scontrol", "show", "reservation"}).output.find("No reservations"),
               std::string::npos);
+    // The ledger holds the certification of each node that was judged, and nothing for the node
+    // left alone.
+    auto status = [&](const char* node) {
+        auto r = bed->head({k_preflight, "ledger", "show", node, "--ledger", ledger, "--json"});
+        return json::parse(r.output, nullptr, false).value("certification", json::object())
+            .value("status", std::string("unreadable: ") + r.output);
+    };
+    EXPECT_EQ(status("node02"), "certified");
+    EXPECT_EQ(status("node04"), "failed");
+    EXPECT_EQ(status("node05"), "never");  // left alone: no certification recorded
 
     // An error half-way (the agent cannot start): the node goes back to drained, with our reason,
     // and no reservation is left behind.
     bed->set_mtu(4, 1500);
     auto broken = bed->head({k_preflight, "certify", "--nodes", "node04", "--config",
                              bed->base() + "/local.yaml", "--report-dir", bed->base() + "/broken",
-                             "--agent", "/nonexistent/preflight-agent", "--apply"},
+                             "--agent", "/nonexistent/preflight-agent", "--apply", "--ledger",
+                             ledger},
                             120);
     EXPECT_NE(broken.exit_code, 0) << broken.output;
     EXPECT_EQ(bed->state("node04"), "IDLE+DRAIN") << broken.output;
@@ -199,6 +212,7 @@ TEST_F(SlurmBed, CertifyResumesPassingKeepsFailingAndNeverTouchesAnOperatorsDrai
     EXPECT_NE(bed->head({"scontrol", "show", "reservation"}).output.find("No reservations"),
               std::string::npos);
     EXPECT_EQ(bed->reason("node05"), "RMA 1234 (ops)");
+    EXPECT_EQ(status("node04"), "failed");  // an error certifies nothing either way
 }
 
 TEST_F(SlurmBed, PrologDrainsAFailingNodeWithOurReasonAndJobsRunOnHealthyNodes) {
