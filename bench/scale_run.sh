@@ -96,10 +96,10 @@ m = re.search(r"timing: agents connected ([\d.]+) s; rounds ([\d.]+) s in (\d+) 
               r"peak RSS ([\d.]+) MiB; controller CPU in rounds ([\d.]+) s", log)
 if not m:
     sys.exit(f"scale_run: no timing line in {work}/controller.log")
-connect, rounds, batches, stop, evaluate, ledger, reports, rss, cpu = m.groups()
+connect, rounds, batches, stop, evaluate, ledger_s, reports, rss, cpu = m.groups()
 rounds, batches, rss, cpu = float(rounds), int(batches), float(rss), float(cpu)
 # The ledger's self-history queries and its batched write count as evaluation.
-evaluate = float(evaluate) + float(ledger)
+evaluate = float(evaluate) + float(ledger_s)
 report = json.load(open(f"{work}/report.json"))
 group_tests = len(report["groups"])
 if mode == "serial":

@@ -16,7 +16,7 @@ double median_of(std::vector<double> v) {
 
 }  // namespace
 
-int add_self_history(std::vector<outcome::NodeReport>& nodes, const NodeHistory& history,
+int add_self_history(std::vector<outcome::NodeReport>& nodes, const OwnHistory& history,
                      const core::SelfHistoryConfig& config) {
     if (config.drop_fraction <= 0.0)
         return 0;

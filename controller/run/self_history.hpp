@@ -18,11 +18,11 @@ inline constexpr const char* k_self_history_check = "self_history";
 
 // node -> check -> the node's earlier passing figures of that check's judged metric, newest first
 // (ledger::Ledger::recent_values).
-using NodeHistory = std::map<std::string, std::map<std::string, std::vector<double>>>;
+using OwnHistory = std::map<std::string, std::map<std::string, std::vector<double>>>;
 
 // Adds a `self_history` check (verdict warn) and a reason per finding to each node that slid, and
 // raises its verdict to at least warn. Returns how many nodes got a finding.
-int add_self_history(std::vector<outcome::NodeReport>& nodes, const NodeHistory& history,
+int add_self_history(std::vector<outcome::NodeReport>& nodes, const OwnHistory& history,
                      const core::SelfHistoryConfig& config);
 
 }  // namespace preflight::controller

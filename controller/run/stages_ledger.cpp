@@ -43,7 +43,7 @@ void ledger_history(RunContext& run) {
         for (const auto& c : n.checks)
             if (!c.judged_metric.empty())
                 judged.insert(c.check);
-    NodeHistory history;
+    OwnHistory history;
     try {
         const std::string since = ledger::utc_time_ago(rule.window_days * 86400.0);
         for (const auto& check : judged) {

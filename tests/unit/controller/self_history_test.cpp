@@ -29,7 +29,7 @@ preflight::outcome::NodeReport node(const std::string& name, double busbw,
 TEST(SelfHistory, WarnsASlowSlideTheCohortRuleCannotSeeWithBothReferences) {
     // 92 passes today's cohort (>= 90) but is 16 % under its own median 110 of 5 runs.
     std::vector<preflight::outcome::NodeReport> nodes = {node("n1", 92.0), node("n2", 101.0)};
-    preflight::controller::NodeHistory h;
+    preflight::controller::OwnHistory h;
     h["n1"]["collective.gloo_allreduce"] = {112.0, 110.0, 109.0, 111.0, 108.0};
     h["n2"]["collective.gloo_allreduce"] = {103.0, 100.0, 99.0};
     preflight::core::SelfHistoryConfig cfg;
@@ -52,7 +52,7 @@ TEST(SelfHistory, NeverJudgesOnTooLittleHistoryAFailOrAReferenceNode) {
     std::vector<preflight::outcome::NodeReport> nodes = {
         node("few", 80.0), node("failed", 50.0, Verdict::fail), node("ref", 80.0)};
     nodes[2].reference = true;
-    preflight::controller::NodeHistory h;
+    preflight::controller::OwnHistory h;
     h["few"]["collective.gloo_allreduce"] = {110.0, 110.0};  // 2 < min_samples 3
     h["failed"]["collective.gloo_allreduce"] = {110.0, 110.0, 110.0};
     h["ref"]["collective.gloo_allreduce"] = {110.0, 110.0, 110.0};
@@ -63,7 +63,7 @@ TEST(SelfHistory, NeverJudgesOnTooLittleHistoryAFailOrAReferenceNode) {
 
 TEST(SelfHistory, AWithinLimitDropAndAZeroFractionAreQuiet) {
     std::vector<preflight::outcome::NodeReport> nodes = {node("n1", 100.0)};
-    preflight::controller::NodeHistory h;
+    preflight::controller::OwnHistory h;
     h["n1"]["collective.gloo_allreduce"] = {105.0, 106.0, 104.0};  // 5.7 % under: < 10 %
     EXPECT_EQ(add_self_history(nodes, h, {}), 0);
     preflight::core::SelfHistoryConfig off;
