@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang, ASan+UBSan) into build-fuzz/ and runs each over its seed
-# corpus for a fixed number of executions. Exits non-zero on any crash, leak, sanitizer report or
-# timeout. Usage: scripts/fuzz.sh [RUNS]   RUNS overrides every target's default count below;
-# FUZZ_TARGETS="a b" picks targets.
+# Builds the libFuzzer targets (clang, ASan+UBSan) and runs each over its seed corpus for a fixed
+# number of executions. Exits non-zero on any crash, leak, sanitizer report or timeout.
+# Usage: scripts/fuzz.sh [RUNS]   RUNS overrides every target's default count below;
+# FUZZ_TARGETS="a b" picks targets; FUZZ_BUILD_DIR picks the build: build-fuzz (the default, preset
+# fuzz: RelWithDebInfo, the fuzzers only) or build-asan (preset asan, which builds the fuzzers
+# beside the tests; CI uses it, so that the fuzzers need no build of their own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Executions per target: the frame codec and message decoder face the network, so they get the
@@ -12,13 +14,19 @@ cd "$(dirname "$0")/.."
 declare -A default_runs=([frame_codec_fuzz]=200000 [protocol_fuzz]=100000 [hostlist_fuzz]=30000
                          [config_fuzz]=20000 [nccl_tests_fuzz]=50000 [k8s_response_fuzz]=50000
                          [connection_fuzz]=5000)
-build_dir=build-fuzz  # the "fuzz" preset in CMakePresets.json
+build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
+case $build_dir in
+  build-fuzz) preset=fuzz ;;
+  build-asan) preset=asan ;;
+  *) echo "fuzz.sh: FUZZ_BUILD_DIR must be build-fuzz or build-asan (CMakePresets.json)" >&2; exit 2 ;;
+esac
 targets=(${FUZZ_TARGETS:-frame_codec_fuzz protocol_fuzz hostlist_fuzz config_fuzz nccl_tests_fuzz
   k8s_response_fuzz connection_fuzz})
 launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
-  cmake --preset fuzz "${launcher[@]}" >/dev/null
+# Configured again when an older build-asan lacks the fuzzers (PREFLIGHT_FUZZ was off there).
+if ! grep -qs '^PREFLIGHT_FUZZ:BOOL=ON$' "$build_dir/CMakeCache.txt"; then
+  cmake --preset "$preset" "${launcher[@]}" >/dev/null
 fi
 cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]}"
 
