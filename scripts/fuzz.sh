@@ -2,9 +2,10 @@
 # Builds the libFuzzer targets (clang, ASan+UBSan) and runs each over its seed corpus for a fixed
 # number of executions. Exits non-zero on any crash, leak, sanitizer report or timeout.
 # Usage: scripts/fuzz.sh [RUNS]   RUNS overrides every target's default count below;
-# FUZZ_TARGETS="a b" picks targets; FUZZ_BUILD_DIR picks the build: build-fuzz (the default, preset
-# fuzz: RelWithDebInfo, the fuzzers only) or build-asan (preset asan, which builds the fuzzers
-# beside the tests; CI uses it, so that the fuzzers need no build of their own).
+# FUZZ_TARGETS="a b" picks targets; FUZZ_BUILD_DIR picks the build: build-fuzz (the default and
+# CI's: preset fuzz, RelWithDebInfo, the fuzzers only) or build-asan (preset asan with
+# PREFLIGHT_FUZZ=ON: the fuzzers at -O0 beside the tests, and every target in it instrumented for
+# coverage, which slows the tests; scripts/test.sh says why CI does not use it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Executions per target: the frame codec and message decoder face the network, so they get the
@@ -16,17 +17,17 @@ declare -A default_runs=([frame_codec_fuzz]=200000 [protocol_fuzz]=100000 [hostl
                          [connection_fuzz]=5000)
 build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
 case $build_dir in
-  build-fuzz) preset=fuzz ;;
-  build-asan) preset=asan ;;
+  build-fuzz) configure=(--preset fuzz) ;;
+  build-asan) configure=(--preset asan -DPREFLIGHT_FUZZ=ON) ;;
   *) echo "fuzz.sh: FUZZ_BUILD_DIR must be build-fuzz or build-asan (CMakePresets.json)" >&2; exit 2 ;;
 esac
 targets=(${FUZZ_TARGETS:-frame_codec_fuzz protocol_fuzz hostlist_fuzz config_fuzz nccl_tests_fuzz
   k8s_response_fuzz connection_fuzz})
 launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-# Configured again when an older build-asan lacks the fuzzers (PREFLIGHT_FUZZ was off there).
+# Configured (again) when the build lacks the fuzzers: a new one, or a build-asan without them.
 if ! grep -qs '^PREFLIGHT_FUZZ:BOOL=ON$' "$build_dir/CMakeCache.txt"; then
-  cmake --preset "$preset" "${launcher[@]}" >/dev/null
+  cmake "${configure[@]}" "${launcher[@]}" >/dev/null
 fi
 cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]}"
 
