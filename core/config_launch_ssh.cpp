@@ -17,11 +17,6 @@
 namespace preflight::core::config_sections {
 namespace {
 
-[[noreturn]] void out_of_range(const std::string& file, const YAML::Node& node,
-                               const std::string& key, const std::string& range) {
-    yaml::fail(file, node, "'" + key + "' must be " + range);
-}
-
 // Characters a path ssh reads (identity, known_hosts, config) may hold: ssh expands %tokens,
 // ${VAR} and splits some values at whitespace, so only plain path characters are accepted.
 bool plain_path_chars(const std::string& s) {
@@ -208,7 +203,8 @@ void parse_launch_ssh(const std::string& file, const YAML::Node& node, SshLaunch
         if (auto n = yaml::get(file, node, key, p)) {
             value = yaml::as_int(file, n, p);
             if (value < lo || value > hi) {
-                out_of_range(file, n, p, "in " + std::to_string(lo) + ".." + std::to_string(hi));
+                yaml::fail_out_of_range(file, n, p,
+                                        "in " + std::to_string(lo) + ".." + std::to_string(hi));
             }
         }
     };
@@ -221,7 +217,8 @@ void parse_launch_ssh(const std::string& file, const YAML::Node& node, SshLaunch
         out.host_timeout_s = yaml::as_double(file, n, "launch.ssh.host_timeout_s");
         if (!(out.host_timeout_s > 0.0) ||
             !check_duration_s(out.host_timeout_s, "launch.ssh.host_timeout_s")) {
-            out_of_range(file, n, "launch.ssh.host_timeout_s", "> 0 and at most 30 days");
+            yaml::fail_out_of_range(file, n, "launch.ssh.host_timeout_s",
+                                    "> 0 and at most 30 days");
         }
     }
     if (auto n = yaml::get(file, node, "options", "launch.ssh.options")) {

@@ -13,21 +13,16 @@
 namespace preflight::core::config_sections {
 namespace {
 
-[[noreturn]] void out_of_range(const std::string& file, const YAML::Node& node,
-                               const std::string& key, const std::string& range) {
-    yaml::fail(file, node, "'" + key + "' must be " + range);
-}
-
 // A duration in seconds: above 0 (at or above with allow_zero) and at most k_max_duration_s, so
 // that it converts to milliseconds without overflow wherever it is used.
 double duration_s(const std::string& file, const YAML::Node& node, const std::string& key,
                   bool allow_zero) {
     const double value = yaml::as_double(file, node, key);
     if (allow_zero ? value < 0.0 : !(value > 0.0)) {
-        out_of_range(file, node, key, allow_zero ? ">= 0" : "> 0");
+        yaml::fail_out_of_range(file, node, key, allow_zero ? ">= 0" : "> 0");
     }
     if (auto st = check_duration_s(value, key); !st) {
-        out_of_range(
+        yaml::fail_out_of_range(
             file, node, key,
             "at most " + std::to_string(static_cast<long long>(k_max_duration_s)) + " (30 days)");
     }
@@ -59,19 +54,19 @@ void parse_actions(const std::string& file, const YAML::Node& node, ActionsConfi
     if (auto n = yaml::get(file, node, "max_action_fraction", "actions.max_action_fraction")) {
         out.max_action_fraction = yaml::as_double(file, n, "actions.max_action_fraction");
         if (out.max_action_fraction < 0.0 || out.max_action_fraction > 1.0) {
-            out_of_range(file, n, "actions.max_action_fraction", "in [0, 1]");
+            yaml::fail_out_of_range(file, n, "actions.max_action_fraction", "in [0, 1]");
         }
     }
     if (auto n = yaml::get(file, node, "min_actions", "actions.min_actions")) {
         out.min_actions = yaml::as_int(file, n, "actions.min_actions");
         if (out.min_actions < 0) {
-            out_of_range(file, n, "actions.min_actions", ">= 0");
+            yaml::fail_out_of_range(file, n, "actions.min_actions", ">= 0");
         }
     }
     if (auto n = yaml::get(file, node, "max_actions", "actions.max_actions")) {
         out.max_actions = yaml::as_int(file, n, "actions.max_actions");
         if (out.max_actions < 0) {
-            out_of_range(file, n, "actions.max_actions", ">= 0 (0: no absolute cap)");
+            yaml::fail_out_of_range(file, n, "actions.max_actions", ">= 0 (0: no absolute cap)");
         }
     }
     if (auto n = yaml::get(file, node, "scontrol", "actions.scontrol")) {
@@ -110,7 +105,7 @@ void parse_controller(const std::string& file, const YAML::Node& node, Controlle
     if (auto n = yaml::get(file, node, "port", "controller.port")) {
         out.port = yaml::as_int(file, n, "controller.port");
         if (out.port < 0 || out.port > 65535) {
-            out_of_range(file, n, "controller.port", "in 0..65535");
+            yaml::fail_out_of_range(file, n, "controller.port", "in 0..65535");
         }
     }
     if (auto n = yaml::get(file, node, "advertise", "controller.advertise")) {
@@ -174,14 +169,15 @@ void parse_k8s(const std::string& file, const YAML::Node& node, KubernetesConfig
     if (auto n = yaml::get(file, node, "max_retries", "k8s.max_retries")) {
         out.max_retries = yaml::as_int(file, n, "k8s.max_retries");
         if (out.max_retries < 0 || out.max_retries > 10) {
-            out_of_range(file, n, "k8s.max_retries", "in 0..10");
+            yaml::fail_out_of_range(file, n, "k8s.max_retries", "in 0..10");
         }
     }
     if (auto n = yaml::get(file, node, "gpus_per_node", "k8s.gpus_per_node")) {
         out.gpus_per_node = yaml::as_int(file, n, "k8s.gpus_per_node");
         if (out.gpus_per_node < 0 || out.gpus_per_node > 64) {
-            out_of_range(file, n, "k8s.gpus_per_node",
-                         "in 0..64 (0: read the nodes' allocatable nvidia.com/gpu at launch)");
+            yaml::fail_out_of_range(
+                file, n, "k8s.gpus_per_node",
+                "in 0..64 (0: read the nodes' allocatable nvidia.com/gpu at launch)");
         }
     }
     if (auto n = yaml::get(file, node, "pod_template", "k8s.pod_template")) {
@@ -200,7 +196,7 @@ nlohmann::json parse_job(const std::string& file, const YAML::Node& node) {
     }
     job["params"] = yaml::as_double(file, n, "job.params");
     if (job["params"].get<double>() <= 0) {
-        out_of_range(file, n, "job.params", "> 0");
+        yaml::fail_out_of_range(file, n, "job.params", "> 0");
     }
     auto c = yaml::get(file, node, "compute_ms", "job.compute_ms");
     if (!c) {
@@ -208,7 +204,7 @@ nlohmann::json parse_job(const std::string& file, const YAML::Node& node) {
     }
     job["compute_ms"] = yaml::as_double(file, c, "job.compute_ms");
     if (job["compute_ms"].get<double>() <= 0) {
-        out_of_range(file, c, "job.compute_ms", "> 0");
+        yaml::fail_out_of_range(file, c, "job.compute_ms", "> 0");
     }
     // yaml-cpp nodes are references: assigning one to another writes into the document, so
     // each lookup gets its own variable.
@@ -222,13 +218,13 @@ nlohmann::json parse_job(const std::string& file, const YAML::Node& node) {
     if (auto k = yaml::get(file, node, "nodes", "job.nodes")) {
         job["nodes"] = yaml::as_int(file, k, "job.nodes");
         if (job["nodes"].get<int>() < 0) {
-            out_of_range(file, k, "job.nodes", ">= 0 (0: the nodes in the run)");
+            yaml::fail_out_of_range(file, k, "job.nodes", ">= 0 (0: the nodes in the run)");
         }
     }
     if (auto g = yaml::get(file, node, "gpus_per_node", "job.gpus_per_node")) {
         job["gpus_per_node"] = yaml::as_int(file, g, "job.gpus_per_node");
         if (job["gpus_per_node"].get<int>() < 1) {
-            out_of_range(file, g, "job.gpus_per_node", ">= 1");
+            yaml::fail_out_of_range(file, g, "job.gpus_per_node", ">= 1");
         }
     }
     return job;

@@ -160,6 +160,11 @@ void fail(const std::string& file, const YAML::Node& node, std::string_view what
     throw ConfigError(where(file, node) + ": " + std::string(what));
 }
 
+void fail_out_of_range(const std::string& file, const YAML::Node& node, std::string_view key,
+                       std::string_view range) {
+    fail(file, node, "'" + std::string(key) + "' must be " + std::string(range));
+}
+
 YAML::Node parse(const std::string& text, const std::string& file) {
     try {
         return YAML::Load(text);

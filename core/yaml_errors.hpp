@@ -15,6 +15,9 @@ namespace preflight::core::yaml {
 // "file:line:col" of a node (1-based), e.g. "run.yaml:12:5".
 std::string where(const std::string& file, const YAML::Node& node);
 [[noreturn]] void fail(const std::string& file, const YAML::Node& node, std::string_view what);
+// fail() with "'key' must be <range>", e.g. range "in 0..65535" or "> 0".
+[[noreturn]] void fail_out_of_range(const std::string& file, const YAML::Node& node,
+                                    std::string_view key, std::string_view range);
 
 // Parses text; a YAML syntax error becomes ConfigError with the parser's position.
 YAML::Node parse(const std::string& text, const std::string& file);

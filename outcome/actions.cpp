@@ -12,19 +12,6 @@
 
 namespace preflight::outcome {
 
-namespace {
-
-const NodeCheck* first_failing_check(const NodeReport& node) {
-    for (const auto& c : node.checks) {
-        if (c.verdict == core::Verdict::fail) {
-            return &c;
-        }
-    }
-    return nullptr;
-}
-
-}  // namespace
-
 void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
     report.actions.clear();
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "outcome/report/text.hpp"
+#include "outcome/tally.hpp"
 
 namespace preflight::outcome {
 
@@ -75,15 +76,6 @@ bool has(const std::string& haystack, std::string_view needle) {
 
 bool starts(std::string_view text, std::string_view prefix) {
     return text.substr(0, prefix.size()) == prefix;
-}
-
-const NodeCheck* first_failing_check(const NodeReport& node) {
-    for (const auto& c : node.checks) {
-        if (c.verdict == core::Verdict::fail) {
-            return &c;
-        }
-    }
-    return nullptr;
 }
 
 // The judged metric of a check whose figure fell under its threshold or floor, with its value.

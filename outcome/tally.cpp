@@ -29,6 +29,15 @@ bool has_undecided(const NodeReport& node, core::Undecided kind) {
                        [kind](const NodeCheck& c) { return c.undecided == kind; });
 }
 
+const NodeCheck* first_failing_check(const NodeReport& node) {
+    for (const auto& c : node.checks) {
+        if (c.verdict == core::Verdict::fail) {
+            return &c;
+        }
+    }
+    return nullptr;
+}
+
 VerdictTally tally(const std::vector<NodeReport>& nodes) {
     VerdictTally t;
     for (const auto& n : nodes) {

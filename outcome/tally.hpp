@@ -29,6 +29,9 @@ struct VerdictTally {
 // Whether any of the node's checks is undecided in that way.
 bool has_undecided(const NodeReport& node, core::Undecided kind);
 
+// The node's first check with verdict fail; nullptr when none failed.
+const NodeCheck* first_failing_check(const NodeReport& node);
+
 VerdictTally tally(const std::vector<NodeReport>& nodes);
 VerdictTally tally(const RunReport& report);
 

@@ -8,7 +8,7 @@
 #      which must report no error (E:);
 #   4. prints the paths of the .deb files, one per line, last.
 # Environment: PREFLIGHT_PKG_BUILD_DIR (default build-pkg), PREFLIGHT_PKG_JOBS (default nproc),
-# PREFLIGHT_PKG_UNOPTIMIZED=1 (-O0, for CI's time budget; see below).
+# PREFLIGHT_PKG_UNOPTIMIZED=1 (-O0 and unity builds, for CI's time budget; see below).
 # Extra arguments go to the first cmake configure (e.g. -DPREFLIGHT_WITH_NCCL=OFF).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,9 +27,11 @@ generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 
 # PREFLIGHT_PKG_UNOPTIMIZED=1 (CI only): the same sources and install rules built at -O0, which
-# compiles in two thirds of the CPU time of -O3; what CI tests here is the packaging, not speed.
+# compiles in two thirds of the CPU time of -O3, and as unity builds of the libraries
+# (cmake/PreflightUnity.cmake); what CI tests here is the packaging, not speed.
 optimize=(-DCMAKE_BUILD_TYPE=Release)
-[[ ${PREFLIGHT_PKG_UNOPTIMIZED:-0} == 1 ]] && optimize=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0)
+[[ ${PREFLIGHT_PKG_UNOPTIMIZED:-0} == 1 ]] &&
+  optimize=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DPREFLIGHT_UNITY_BUILD=ON)
 if [[ ! -f $build_dir/CMakeCache.txt ]]; then
   say "configure $build_dir (${optimize[*]}, prefix /usr, no tests)"
   cmake -S . -B "$build_dir" "${generator[@]}" "${launcher[@]}" "${optimize[@]}" \

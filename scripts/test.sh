@@ -5,11 +5,18 @@
 #      under it: unit and integration (network-namespace fabrics with real Gloo traffic, Slurm, MPI);
 #   3. build only what the `tsan`-labelled tests need with ThreadSanitizer (preset tsan,
 #      build-tsan/, target tsan_tests) and run them: controller and agent threads together;
-#   4. run the libFuzzer targets for a fixed number of executions each (scripts/fuzz.sh);
-#   5. packaging: the Debian packages (scripts/package.sh: a Release build in build-pkg/, cpack,
-#      lintian), the container image (scripts/image.sh) and their tests (tests/packaging/).
+#   4. build the libFuzzer targets (preset fuzz, build-fuzz/: -O2, ASan+UBSan, only the libraries
+#      they link) and run each for a fixed number of executions (scripts/fuzz.sh). Not in
+#      build-asan/: libFuzzer's coverage instrumentation there doubled the CPU time of the
+#      instrumented programs the suite runs (a sanitizer demo: 18 -> 37 CPU s) and its Gloo
+#      bandwidth tests lost their margin, and the fuzzers at -O0 took 3-5 times their -O2 time;
+#   5. packaging: the Debian packages (scripts/package.sh: an unoptimized build in build-pkg-ci/,
+#      cpack, lintian), the container image (scripts/image.sh) and their tests (tests/packaging/).
 #   The TSan build and the fuzzers of 3 and 4, and the package and image builds of 5, run beside
 #   the ASan suite of 2, at nice 19; the packaging tests run at the end.
+#   The asan, tsan and fuzz presets and the CI package build compile the libraries as unity builds
+#   (PREFLIGHT_UNITY_BUILD, cmake/PreflightUnity.cmake): CI's two cores are the limit, and most of
+#   the compile time is the same third-party headers parsed again in every file.
 # scripts/test.sh --release (or PREFLIGHT_TEST_MODE=release) is the fast developer path: one
 # RelWithDebInfo build in build/ (scripts/build.sh), every test, then the fuzzers.
 # Other arguments go to ctest, e.g. -L unit or -L integration (the fuzzers and packaging are

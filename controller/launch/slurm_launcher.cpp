@@ -26,11 +26,6 @@ constexpr std::size_t k_scan_per_call = 4u << 20;  // log bytes read per exited(
 constexpr std::size_t k_max_line = 64u << 10;      // a longer "line" is dropped, not kept growing
 constexpr std::size_t k_max_notes = 10;            // notes logged one by one, then a count
 
-std::string env_or_empty(const char* name) {
-    const char* v = std::getenv(name);
-    return v != nullptr ? v : "";
-}
-
 // IPv4 literal as is; a host name resolved to its first IPv4 address; "" when neither.
 std::string ipv4_of(const std::string& addr) {
     in_addr parsed{};
@@ -81,8 +76,8 @@ std::string gpu_summary(const core::SlurmStepConfig& cfg, bool gpu_checks) {
 }  // namespace
 
 std::string allocation_nodelist() {
-    std::string list = env_or_empty("SLURM_JOB_NODELIST");
-    return list.empty() ? env_or_empty("SLURM_NODELIST") : list;
+    std::string list = slurm_env("SLURM_JOB_NODELIST");
+    return list.empty() ? slurm_env("SLURM_NODELIST") : list;
 }
 
 SlurmLauncher::SlurmLauncher(SlurmLaunchOptions options,

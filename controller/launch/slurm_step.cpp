@@ -16,11 +16,6 @@ namespace {
 
 constexpr const char* k_gpus_read_at_launch = "<GPUs of each node, read from Slurm at launch>";
 
-std::string env_or_empty(const char* name) {
-    const char* v = std::getenv(name);
-    return v != nullptr ? v : "";
-}
-
 std::string base_state(const std::string& state) {
     return state.substr(0, state.find('+'));
 }
@@ -137,10 +132,14 @@ std::vector<std::string> step_argv(const std::vector<std::string>& nodes, bool s
 
 }  // namespace
 
+std::string slurm_env(const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr ? v : "";
+}
+
 void SlurmLaunchOptions::from_environment() {
-    in_allocation =
-        !env_or_empty("SLURM_JOB_ID").empty() && partition.empty() && reservation.empty();
-    job_id = in_allocation ? env_or_empty("SLURM_JOB_ID") : "";
+    in_allocation = !slurm_env("SLURM_JOB_ID").empty() && partition.empty() && reservation.empty();
+    job_id = in_allocation ? slurm_env("SLURM_JOB_ID") : "";
 }
 
 std::string unlaunchable(const outcome::SlurmNodeInfo& node, bool in_allocation) {

@@ -83,4 +83,8 @@ struct SrunNodeError {
 };
 std::optional<SrunNodeError> parse_srun_node_error(std::string_view line);
 
+// A variable of the environment Slurm gives a job (SLURM_JOB_ID, SLURM_JOB_NODELIST...); "" when
+// unset.
+std::string slurm_env(const char* name);
+
 }  // namespace preflight::controller

@@ -41,11 +41,11 @@ constexpr std::uint32_t k_tag_summary = 3;
 // equality. The period 13 makes a misplaced or duplicated segment (sizes are powers of two)
 // visible. The values are tabulated per period because a division per element doubled the untimed
 // work at 64 MiB.
-constexpr std::size_t k_period = 13;
+constexpr std::size_t k_gloo_period = 13;
 
-std::array<float, k_period> pattern(int multiplier) {
-    std::array<float, k_period> values{};
-    for (std::size_t k = 0; k < k_period; ++k) {
+std::array<float, k_gloo_period> pattern(int multiplier) {
+    std::array<float, k_gloo_period> values{};
+    for (std::size_t k = 0; k < k_gloo_period; ++k) {
         values[k] = static_cast<float>(multiplier * static_cast<int>(k + 1));
     }
     return values;
@@ -200,7 +200,8 @@ core::CheckResult GlooAllreduceCheck::run_impl(const CheckContext& ctx,
                 return error_result("deadline reached before " + phase);
             }
 
-            for (std::size_t i = 0, k = 0; i < count; ++i, k = (k + 1 == k_period) ? 0 : k + 1) {
+            for (std::size_t i = 0, k = 0; i < count;
+                 ++i, k = (k + 1 == k_gloo_period) ? 0 : k + 1) {
                 buffer[i] = input[k];
             }
             // Start together, so the time measured is the collective's, not a late peer's.
@@ -225,7 +226,7 @@ core::CheckResult GlooAllreduceCheck::run_impl(const CheckContext& ctx,
             // barrier until they time out, and they would report an error instead of the failure.
             if (!data_error) {
                 for (std::size_t i = 0, k = 0; i < count;
-                     ++i, k = (k + 1 == k_period) ? 0 : k + 1) {
+                     ++i, k = (k + 1 == k_gloo_period) ? 0 : k + 1) {
                     if (buffer[i] != expected[k]) {
                         data_error = "data check failed at element " + std::to_string(i) +
                                      ": got " + format_float(buffer[i]) + " expected " +

@@ -16,9 +16,9 @@ namespace preflight::plugins {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::size_t k_period = 13;  // same pattern as the Gloo and NCCL checks
+constexpr std::size_t k_mpi_period = 13;  // same pattern as the Gloo and NCCL checks
 
-core::CheckResult make_result(core::Verdict verdict, std::string detail) {
+core::CheckResult mpi_check_result(core::Verdict verdict, std::string detail) {
     core::CheckResult result;
     result.verdict = verdict;
     result.detail = std::move(detail);
@@ -53,33 +53,33 @@ core::CheckResult MpiAllreduceCheck::run_impl(const CheckContext& ctx,
                                               const nlohmann::json& params) {
     const MpiWorld* world = mpi_world();
     if (world == nullptr) {
-        return make_result(
+        return mpi_check_result(
             core::Verdict::skip,
             "agent not started under MPI (mpirun ... preflight-agent --bootstrap mpi)");
     }
     const int ranks = ctx.group.size();
     if (ranks < 2) {
-        return make_result(core::Verdict::skip, "group of 1 rank: nothing to all-reduce");
+        return mpi_check_result(core::Verdict::skip, "group of 1 rank: nothing to all-reduce");
     }
     const auto bytes = params.at("bytes").get<long long>();
     const auto warmup = params.at("warmup").get<long long>();
     const auto iters = params.at("iters").get<long long>();
     if (bytes < 4 || bytes % 4 != 0 || warmup < 0 || iters < 1) {
-        return make_result(core::Verdict::error,
-                           "need bytes a positive multiple of 4, warmup >= 0, iters >= 1");
+        return mpi_check_result(core::Verdict::error,
+                                "need bytes a positive multiple of 4, warmup >= 0, iters >= 1");
     }
     std::vector<int> world_ranks;
     for (const auto& member : ctx.group.members) {
         const int r = world->rank_of(member);
         if (r < 0) {
-            return make_result(core::Verdict::error,
-                               "group member " + member + " is not a rank of this MPI job");
+            return mpi_check_result(core::Verdict::error,
+                                    "group member " + member + " is not a rank of this MPI job");
         }
         world_ranks.push_back(r);
     }
     if (world_ranks[static_cast<std::size_t>(ctx.group.rank)] != world->rank) {
-        return make_result(core::Verdict::error,
-                           "controller rank of " + ctx.node + " does not match its MPI rank");
+        return mpi_check_result(core::Verdict::error,
+                                "controller rank of " + ctx.node + " does not match its MPI rank");
     }
 
     // Concurrent groups of one round are disjoint; the tag still differs per group id.
@@ -89,7 +89,7 @@ core::CheckResult MpiAllreduceCheck::run_impl(const CheckContext& ctx,
     preflight_mpi_comm* comm = nullptr;
     int rc = api.group_comm_create(world_ranks.data(), ranks, tag, &comm);
     if (rc != 0 || comm == nullptr) {
-        return make_result(core::Verdict::error, mpi_error("MPI_Comm_create_group", rc));
+        return mpi_check_result(core::Verdict::error, mpi_error("MPI_Comm_create_group", rc));
     }
     struct FreeComm {
         const preflight_mpi_api& api;
@@ -106,23 +106,23 @@ core::CheckResult MpiAllreduceCheck::run_impl(const CheckContext& ctx,
     double timed = 0.0;
     for (long long it = 0; it < warmup + iters; ++it) {
         for (std::size_t i = 0; i < count; ++i) {
-            buffer[i] = static_cast<float>((rank + 1) * static_cast<int>(i % k_period + 1));
+            buffer[i] = static_cast<float>((rank + 1) * static_cast<int>(i % k_mpi_period + 1));
         }
         if ((rc = api.barrier(comm)) != 0) {
-            return make_result(core::Verdict::error, mpi_error("MPI_Barrier", rc));
+            return mpi_check_result(core::Verdict::error, mpi_error("MPI_Barrier", rc));
         }
         const auto start = Clock::now();
         rc = api.allreduce_sum_float(comm, buffer.data(), static_cast<int>(count));
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
         if (rc != 0) {
-            return make_result(core::Verdict::error, mpi_error("MPI_Allreduce", rc));
+            return mpi_check_result(core::Verdict::error, mpi_error("MPI_Allreduce", rc));
         }
         if (it >= warmup) {
             timed += seconds;
         }
         for (std::size_t i = 0; !bad && i < count; ++i) {
             const auto want =
-                static_cast<float>(expected_factor * static_cast<int>(i % k_period + 1));
+                static_cast<float>(expected_factor * static_cast<int>(i % k_mpi_period + 1));
             if (buffer[i] != want) {
                 bad = true;
                 std::ostringstream out;
@@ -134,7 +134,7 @@ core::CheckResult MpiAllreduceCheck::run_impl(const CheckContext& ctx,
     // Slowest rank's mean, and whether any rank saw bad data.
     double summary[2] = {timed / static_cast<double>(iters), bad ? 1.0 : 0.0};
     if ((rc = api.allreduce_max_double(comm, summary, 2)) != 0) {
-        return make_result(core::Verdict::error, mpi_error("MPI_Allreduce (summary)", rc));
+        return mpi_check_result(core::Verdict::error, mpi_error("MPI_Allreduce (summary)", rc));
     }
     core::CheckResult result;
     result.metrics["rank"] = rank;
@@ -147,7 +147,7 @@ core::CheckResult MpiAllreduceCheck::run_impl(const CheckContext& ctx,
     }
     const double mean = summary[0];
     if (!(mean > 0.0)) {
-        return make_result(core::Verdict::error, "timer reported no elapsed time");
+        return mpi_check_result(core::Verdict::error, "timer reported no elapsed time");
     }
     core::put_allreduce_metrics(result.metrics, static_cast<std::uint64_t>(bytes), mean, ranks);
     result.verdict = core::Verdict::pass;

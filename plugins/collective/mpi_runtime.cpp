@@ -9,7 +9,7 @@ namespace preflight::plugins {
 
 namespace {
 
-core::Result<const preflight_mpi_api*> load_once() {
+core::Result<const preflight_mpi_api*> load_mpi_module_table() {
     // RTLD_GLOBAL: Open MPI's components (mca_*.so) resolve libmpi's symbols through the global
     // scope, which a local load would hide from them.
     return load_module_table<preflight_mpi_api>(k_mpi_module, "preflight_mpi_api_v1",
@@ -19,7 +19,7 @@ core::Result<const preflight_mpi_api*> load_once() {
 }  // namespace
 
 core::Result<const preflight_mpi_api*> load_mpi_api() {
-    static const core::Result<const preflight_mpi_api*> k_loaded = load_once();
+    static const core::Result<const preflight_mpi_api*> k_loaded = load_mpi_module_table();
     return k_loaded;
 }
 

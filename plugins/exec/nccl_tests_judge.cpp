@@ -22,7 +22,7 @@ namespace preflight::plugins {
 
 namespace {
 
-bool contains(std::string_view hay, std::string_view needle) {
+bool mentions(std::string_view hay, std::string_view needle) {
     return hay.find(needle) != std::string_view::npos;
 }
 
@@ -96,8 +96,8 @@ core::CheckResult judge_nccl_tests(const NcclTestsOutput& output, long long targ
     }
     for (const auto* list : {&output.setup_errors, &output.errors}) {
         for (const auto& line : *list) {
-            if (contains(line, "uncorrectable ECC error") ||
-                contains(line, "uncorrectable NVLink error")) {
+            if (mentions(line, "uncorrectable ECC error") ||
+                mentions(line, "uncorrectable NVLink error")) {
                 result.verdict = core::Verdict::fail;
                 result.detail = "hardware error: \"" + line + "\"";
                 return result;

@@ -58,7 +58,7 @@ bool contains(std::string_view hay, std::string_view needle) {
     return hay.find(needle) != std::string_view::npos;
 }
 
-std::string trim(std::string_view s) {
+std::string trim_line(std::string_view s) {
     const auto b = s.find_first_not_of(" \t\r");
     if (b == std::string_view::npos) {
         return {};
@@ -220,7 +220,7 @@ std::optional<NcclTestsRow> read_row(const Layout& layout, std::string_view cont
     if (!row.out_of_place || !row.in_place) {
         return std::nullopt;
     }
-    row.line = trim(content);
+    row.line = trim_line(content);
     return row;
 }
 
@@ -254,14 +254,14 @@ void read_comment(Stream& s, std::string_view content) {
     }
     if (words.size() >= 2 && words[0] == "size" && words[1] == "count") {
         s.pending_names = words;
-        s.names_line = trim(content);
+        s.names_line = trim_line(content);
         s.layout.reset();
         ++s.tables;
     } else if (!words.empty() && words[0] == "Rank") {
         ++s.out.ranks;
     } else if (contains(content, "Out of bounds values")) {
         s.out.out_of_bounds = to_integer(after_colon(content));
-        s.out.out_of_bounds_line = trim(content);
+        s.out.out_of_bounds_line = trim_line(content);
     } else if (contains(content, "Avg bus bandwidth")) {
         s.out.avg_busbw = to_double(after_colon(content));
     } else if (contains(content, "Collective test concluded")) {
@@ -304,11 +304,11 @@ NcclTestsOutput parse_nccl_tests_text(std::string_view text, long long target_by
         if (contains(content, "Test NCCL failure") || contains(content, "Test CUDA failure") ||
             contains(content, ": Test failure") ||
             content.substr(first).rfind("# error:", 0) == 0) {
-            (header_seen ? errors : setup_errors).push_back(trim(content));
+            (header_seen ? errors : setup_errors).push_back(trim_line(content));
             continue;
         }
         if (contains(content, "NCCL WARN")) {
-            warnings.push_back(trim(content));
+            warnings.push_back(trim_line(content));
             continue;
         }
         Stream& s = streams[tagged.task];

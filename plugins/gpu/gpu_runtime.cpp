@@ -9,7 +9,7 @@ namespace preflight::plugins {
 
 namespace {
 
-core::Result<const preflight_gpu_api*> load_once() {
+core::Result<const preflight_gpu_api*> load_gpu_module_table() {
     return load_module_table<preflight_gpu_api>(k_gpu_module, "preflight_gpu_api_v1",
                                                 /*global=*/false, PREFLIGHT_GPU_API_ABI);
 }
@@ -17,7 +17,7 @@ core::Result<const preflight_gpu_api*> load_once() {
 }  // namespace
 
 core::Result<const preflight_gpu_api*> load_gpu_api() {
-    static const core::Result<const preflight_gpu_api*> k_loaded = load_once();
+    static const core::Result<const preflight_gpu_api*> k_loaded = load_gpu_module_table();
     return k_loaded;
 }
 

@@ -9,6 +9,9 @@
 
 namespace preflight::plugins::link {
 
+// Where the kernel lists the network interfaces (under the sysfs root of a check's Sysfs).
+inline const std::string k_class_net = "/sys/class/net";
+
 // "a; b; c".
 std::string join(const std::vector<std::string>& parts);
 

@@ -9,12 +9,6 @@
 
 namespace preflight::plugins {
 
-namespace {
-
-const std::string k_class_net = "/sys/class/net";
-
-}  // namespace
-
 core::CheckSpec NetdevCheck::check_spec() {
     using core::ParamType;
     return {
@@ -50,11 +44,11 @@ core::CheckResult NetdevCheck::run_impl(const CheckContext& ctx, const nlohmann:
     if (names.empty()) {
         // A down virtual interface (an idle docker0, an ifb) says nothing about the node's
         // fabric; a down NIC does. Hardware-backed interfaces have a 'device' link in sysfs.
-        for (auto& entry : sysfs.list(k_class_net)) {
+        for (auto& entry : sysfs.list(link::k_class_net)) {
             if (entry == "lo") {
                 continue;
             }
-            const std::string dir = std::string(k_class_net) + "/" + entry;
+            const std::string dir = link::k_class_net + "/" + entry;
             bool hardware = std::filesystem::exists(sysfs.path(dir + "/device"));
             if (hardware || sysfs.read(dir + "/operstate").value_or("") == "up") {
                 names.push_back(std::move(entry));
@@ -62,8 +56,8 @@ core::CheckResult NetdevCheck::run_impl(const CheckContext& ctx, const nlohmann:
         }
         if (names.empty()) {
             result.verdict = core::Verdict::skip;
-            result.detail =
-                "no network interface other than lo under " + sysfs.path(k_class_net).string();
+            result.detail = "no network interface other than lo under " +
+                            sysfs.path(link::k_class_net).string();
             return result;
         }
     }
@@ -87,7 +81,7 @@ core::CheckResult NetdevCheck::run_impl(const CheckContext& ctx, const nlohmann:
             first = false;
             continue;
         }
-        const std::string dir = k_class_net + "/" + ifname;
+        const std::string dir = link::k_class_net + "/" + ifname;
         std::error_code ec;
         if (!std::filesystem::is_directory(sysfs.path(dir), ec)) {
             findings.push_back(ifname + ": missing (no " + dir + ")");

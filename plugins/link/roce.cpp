@@ -16,7 +16,6 @@ namespace preflight::plugins {
 
 namespace {
 
-const std::string k_class_net = "/sys/class/net";
 // NP = notification point (the receiver that turns ECN marks into CNPs); RP = reaction point
 // (the sender that slows down on CNPs). DCQCN needs both; either alone lets PFC do the work.
 const std::vector<std::string> k_points = {"roce_np", "roce_rp"};
@@ -126,16 +125,17 @@ core::CheckResult RoceCheck::run_impl(const CheckContext& ctx, const nlohmann::j
 
     auto names = params.at("interfaces").get<std::vector<std::string>>();
     if (names.empty()) {
-        for (auto& entry : sysfs.list(k_class_net)) {
+        for (auto& entry : sysfs.list(link::k_class_net)) {
             std::error_code ec;
-            if (std::filesystem::is_directory(sysfs.path(k_class_net + "/" + entry + "/ecn"), ec)) {
+            if (std::filesystem::is_directory(sysfs.path(link::k_class_net + "/" + entry + "/ecn"),
+                                              ec)) {
                 names.push_back(std::move(entry));
             }
         }
         if (names.empty()) {
             result.verdict = core::Verdict::skip;
             result.detail = "no interface with RoCE ECN settings (ecn/) under " +
-                            sysfs.path(k_class_net).string();
+                            sysfs.path(link::k_class_net).string();
             return result;
         }
     }
@@ -147,7 +147,7 @@ core::CheckResult RoceCheck::run_impl(const CheckContext& ctx, const nlohmann::j
             findings.push_back("'" + ifname + "': not a valid interface name");
             continue;
         }
-        const std::string dir = k_class_net + "/" + ifname;
+        const std::string dir = link::k_class_net + "/" + ifname;
         for (const auto& prio : prios) {
             std::vector<std::string> off;
             std::vector<std::string> unreadable;
