@@ -152,7 +152,7 @@ params:
 TEST(Config, UnknownKeysAtEveryDepth) {
     EXPECT_EQ(error_of("evaluation: {}\nevalution: {}\n"),
               "run.yaml:2:1: unknown key 'evalution' at top level (allowed: evaluation, actions, "
-              "deadlines, controller, checks, params, job, k8s, launch)");
+              "deadlines, controller, checks, params, job, k8s, launch, ledger)");
     EXPECT_EQ(error_of("evaluation:\n  threshold: 0.9\n"),
               "run.yaml:2:3: unknown key 'threshold' in 'evaluation' (allowed: "
               "threshold_fraction, min_cohort, max_relative_mad, cohort_label, floors, "
@@ -429,6 +429,33 @@ TEST(ConfigTls, NeedsReadableCertKeyAndCaAndNamesTheKey) {
     EXPECT_EQ(unknown.rfind("run.yaml:2:", 0), 0u) << unknown;
     EXPECT_NE(unknown.find("unknown key 'insecure' in 'controller.tls'"), std::string::npos)
         << unknown;
+}
+
+}  // namespace
+}  // namespace preflight::core
+
+namespace preflight::core {
+namespace {
+
+TEST(ConfigLedger, ReadsTheSectionAndNamesEachBadValueWhereItIs) {
+    const auto cfg = parse(
+        "ledger:\n  url: postgresql://preflight@db/ledger\n  kind: certify\n"
+        "  self_history: {drop_fraction: 0.2, window_days: 7, min_samples: 4, max_samples: 8}\n");
+    EXPECT_EQ(cfg.ledger.url, "postgresql://preflight@db/ledger");
+    EXPECT_EQ(cfg.ledger.kind, "certify");
+    EXPECT_DOUBLE_EQ(cfg.ledger.self_history.drop_fraction, 0.2);
+    EXPECT_EQ(cfg.ledger.self_history.min_samples, 4);
+    EXPECT_EQ(cfg.ledger.self_history.max_samples, 8);
+    const auto error = error_of;
+    EXPECT_EQ(error("ledger:\n  kind: audit\n"),
+              "run.yaml:2:9: 'ledger.kind' must be gate or certify");
+    EXPECT_EQ(error("ledger:\n  self_history: {drop_fraction: 2}\n"),
+              "run.yaml:2:33: 'ledger.self_history.drop_fraction' must be a number in [0.000000, "
+              "0.900000]");
+    EXPECT_EQ(error("ledger:\n  self_history: {min_samples: 5, max_samples: 2}\n"),
+              "run.yaml:2:17: 'ledger.self_history.max_samples' must be at least min_samples");
+    EXPECT_NE(error("ledger:\n  urls: x\n").find("unknown key 'urls' in 'ledger'"),
+              std::string::npos);
 }
 
 }  // namespace
