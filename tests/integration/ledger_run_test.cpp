@@ -30,6 +30,7 @@ class LedgerRun : public ::testing::Test {
   protected:
     void SetUp() override {
         m_dir = preflight::testing::make_temp_dir("pf-ledger-run-");
+        fs::create_directories(m_dir + "/roots");
         for (const char* node : {"n1", "n2"}) {
             fs::copy(k_fixture, m_dir + "/roots/" + node, fs::copy_options::recursive);
             std::ofstream(m_dir + "/roots/" + node + "/etc/machine-id")
