@@ -40,7 +40,7 @@ class LedgerRun : public ::testing::Test {
         std::ofstream(wrapper) << "#!/bin/sh\nnode=; prev=\nfor a in \"$@\"; do [ \"$prev\" = "
                                   "--node ] && node=$a; prev=$a; done\nexec '"
                                << k_agent << "' \"$@\" --sysfs-root '" << m_dir
-                               << "/roots/$node'\n";
+                               << "/roots/'\"$node\"\n";
         ::chmod(wrapper.c_str(), 0755);
         std::ofstream(m_dir + "/run.yaml")
             << "checks: [node.fingerprint]\nparams:\n  node.fingerprint: {runtimes: false}\n";
@@ -56,18 +56,19 @@ class LedgerRun : public ::testing::Test {
 
     Out run(const std::string& ledger, const std::string& kind = "gate") {
         const std::string dir = m_dir + "/report-" + std::to_string(++m_runs);
-        std::vector<std::string> argv = {k_preflight, "run", "--nodes", "n[1-2]",
-                                         "--launcher", "local", "--agent", m_dir + "/agent.sh",
-                                         "--config", m_dir + "/run.yaml", "--report-dir", dir,
-                                         "--no-progress", "--color", "never"};
-        if (!ledger.empty()) argv.insert(argv.end(), {"--ledger", ledger, "--ledger-kind", kind});
-        auto r = preflight::core::run_process(argv, {.timeout = std::chrono::seconds(120),
-                                                     .env = {},
-                                                     .stdout_path = {},
-                                                     .stdin_data = {}});
+        std::vector<std::string> argv = {
+            k_preflight,    "run",     "--nodes",           "n[1-2]",   "--launcher",
+            "local",        "--agent", m_dir + "/agent.sh", "--config", m_dir + "/run.yaml",
+            "--report-dir", dir,       "--no-progress",     "--color",  "never"};
+        if (!ledger.empty())
+            argv.insert(argv.end(), {"--ledger", ledger, "--ledger-kind", kind});
+        auto r = preflight::core::run_process(
+            argv,
+            {.timeout = std::chrono::seconds(120), .env = {}, .stdout_path = {}, .stdin_data = {}});
         Out out;
         EXPECT_TRUE(r.ok()) << r.error().message;
-        if (!r) return out;
+        if (!r)
+            return out;
         out.rc = r->exit_code;
         out.output = r->output;
         std::ifstream in(dir + "/report.json");
@@ -82,7 +83,8 @@ class LedgerRun : public ::testing::Test {
         argv.insert(argv.end(), {"--ledger", m_ledger, "--json"});
         auto r = preflight::core::run_process(argv, {});
         EXPECT_TRUE(r.ok());
-        if (!r) return nullptr;
+        if (!r)
+            return nullptr;
         EXPECT_EQ(r->exit_code, expect_rc) << r->output;
         return json::parse(r->output, nullptr, false);
     }
@@ -116,13 +118,14 @@ TEST_F(LedgerRun, AReimagedNodeLosesItsCertificationUntilItPassesAgain) {
     EXPECT_EQ(ledger({"show", "n1"})["certification"]["status"], "certified");
     const auto diff = ledger({"diff", "n1"});
     std::map<std::string, std::string> changed;
-    for (const auto& c : diff["changes"]) changed[c["key"]] = c["to"];
-    EXPECT_EQ(changed, (std::map<std::string, std::string>{
-                           {"identity.dmi.product_serial", "CN7016375B0099"},
-                           {"software.kernel", "6.1.0-28-amd64"}}))
+    for (const auto& c : diff["changes"])
+        changed[c["key"]] = c["to"];
+    EXPECT_EQ(changed,
+              (std::map<std::string, std::string>{{"identity.dmi.product_serial", "CN7016375B0099"},
+                                                  {"software.kernel", "6.1.0-28-amd64"}}))
         << diff.dump(2);
     EXPECT_EQ(ledger({"history", "--nodes", "n1"}).size(), 3u);  // one result per run
-    ledger({"show", "n9"}, 2);                                     // unknown node: exit 2
+    ledger({"show", "n9"}, 2);                                   // unknown node: exit 2
 }
 
 TEST_F(LedgerRun, ALedgerThatFailsCostsTheRunNothingAndTheRunCanBeImportedLater) {
