@@ -34,9 +34,14 @@ class Db {
     // what errors and reports name. Never a password.
     virtual std::string describe() const = 0;
     // One statement with `?` parameters. Throws DbError.
-    virtual void exec(const std::string& sql, const std::vector<Value>& params = {}) = 0;
-    virtual std::vector<Row> query(const std::string& sql,
-                                   const std::vector<Value>& params = {}) = 0;
+    void exec(const std::string& sql, const std::vector<Value>& params = {}) {
+        run(sql, params, nullptr);
+    }
+    std::vector<Row> query(const std::string& sql, const std::vector<Value>& params = {}) {
+        std::vector<Row> rows;
+        run(sql, params, &rows);
+        return rows;
+    }
     // Inserts rows into table(columns) with multi-row INSERTs of up to a few hundred rows each:
     // one round trip per chunk, not per row (16 384 nodes' results in a few statements).
     void insert_rows(const std::string& table, const std::vector<std::string>& columns,
@@ -45,6 +50,11 @@ class Db {
     void begin() { exec(backend() == Backend::sqlite ? "BEGIN IMMEDIATE" : "BEGIN"); }
     void commit() { exec("COMMIT"); }
     void rollback() noexcept;
+
+  protected:
+    // The backend: runs one statement, appending its rows to *rows when rows is not null.
+    virtual void run(const std::string& sql, const std::vector<Value>& params,
+                     std::vector<Row>* rows) = 0;
 };
 
 // "sqlite:PATH" or a plain PATH: SQLite (created when absent); "postgresql://..." or

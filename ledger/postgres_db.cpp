@@ -48,15 +48,6 @@ class PostgresDb final : public Db {
     Backend backend() const override { return Backend::postgres; }
     std::string describe() const override { return "postgresql " + m_where; }
 
-    void exec(const std::string& sql, const std::vector<Value>& params) override {
-        run(sql, params, nullptr);
-    }
-    std::vector<Row> query(const std::string& sql, const std::vector<Value>& params) override {
-        std::vector<Row> rows;
-        run(sql, params, &rows);
-        return rows;
-    }
-
   private:
     std::string describe_target() const {
         if (!m_conn)
@@ -67,7 +58,8 @@ class PostgresDb final : public Db {
         return "host=" + host + " port=" + port + " dbname=" + db;
     }
 
-    void run(const std::string& sql, const std::vector<Value>& params, std::vector<Row>* rows) {
+    void run(const std::string& sql, const std::vector<Value>& params,
+             std::vector<Row>* rows) override {
         const std::string numbered = number_placeholders(sql);
         std::vector<const char*> values;
         values.reserve(params.size());

@@ -42,15 +42,6 @@ class SqliteDb final : public Db {
     Backend backend() const override { return Backend::sqlite; }
     std::string describe() const override { return "sqlite " + m_path; }
 
-    void exec(const std::string& sql, const std::vector<Value>& params) override {
-        run(sql, params, nullptr);
-    }
-    std::vector<Row> query(const std::string& sql, const std::vector<Value>& params) override {
-        std::vector<Row> rows;
-        run(sql, params, &rows);
-        return rows;
-    }
-
   private:
     void close() noexcept {
         for (auto& [sql, stmt] : m_statements)
@@ -78,7 +69,8 @@ class SqliteDb final : public Db {
         return stmt;
     }
 
-    void run(const std::string& sql, const std::vector<Value>& params, std::vector<Row>* rows) {
+    void run(const std::string& sql, const std::vector<Value>& params,
+             std::vector<Row>* rows) override {
         sqlite3_stmt* stmt = prepare(sql);
         const bool cached = m_statements.count(sql) != 0;
         struct Reset {
