@@ -13,6 +13,7 @@
 // drain after --resume-after consecutive passes; agent/standalone_health.hpp, slurm/health.md).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -97,6 +98,9 @@ struct PrologPlan {
     std::optional<PrologMemory> memory;
     std::string fingerprint;
     std::string config;
+    // --ledger, opened once for the planner and the record; error: why it could not be.
+    std::shared_ptr<ledger::Ledger> ledger;
+    std::string ledger_error;
     nlohmann::json cache;  // the outcome's "cache" object (null without --cache-ttl)
     nlohmann::json plan;   // the outcome's "plan" object (null without --plan-budget)
 };

@@ -12,18 +12,31 @@ namespace preflight::agent {
 
 namespace {
 
+// The ledger, opened on first use; null (and the error kept) when it cannot be.
+ledger::Ledger* open_ledger(PrologPlan& plan, const StandaloneOptions& options) {
+    if (!plan.ledger && plan.ledger_error.empty() && !options.ledger.empty()) {
+        try {
+            plan.ledger = ledger::Ledger::open(options.ledger, options.ledger_timeout_s);
+        } catch (const ledger::DbError& e) {
+            plan.ledger_error = e.what();
+        }
+    }
+    return plan.ledger.get();
+}
+
 std::map<std::string, ledger::CheckHistory> history_for(PrologPlan& plan,
                                                         const StandaloneOptions& options,
                                                         const std::string& node,
                                                         const std::vector<std::string>& checks,
                                                         double window_s) {
-    if (!options.ledger.empty()) {
+    if (auto* l = open_ledger(plan, options)) {
         try {
-            auto l = ledger::Ledger::open(options.ledger, options.ledger_timeout_s);
             return l->check_history(node, checks, ledger::utc_time_ago(window_s));
         } catch (const ledger::DbError& e) {
             spdlog::warn("{}; planning from this node's own memory", e.what());
         }
+    } else if (!options.ledger.empty()) {
+        spdlog::warn("{}; planning from this node's own memory", plan.ledger_error);
     }
     return plan.memory->history();
 }
@@ -41,13 +54,7 @@ outcome::RunReport prolog_report(const StandaloneOutcome& outcome, const std::st
     n.verdict = outcome.verdict;
     n.reasons = outcome.reasons;
     for (const auto& res : outcome.results) {
-        outcome::NodeCheck c;
-        c.check = res.check;
-        c.verdict = res.verdict;
-        c.metrics = res.metrics;
-        c.detail = res.detail;
-        c.facts = res.facts;
-        c.seconds = res.seconds;
+        outcome::NodeCheck c = outcome::node_check_of(res);
         c.cached = reused;
         n.checks.push_back(std::move(c));
     }
@@ -114,8 +121,14 @@ void finish_prolog(PrologPlan& plan, StandaloneOutcome& outcome, const Standalon
     if (options.ledger.empty())
         return;
     outcome.ledger = {{"ledger", ledger::describe_url(options.ledger)}, {"recorded", false}};
+    auto* l = open_ledger(plan, options);
+    if (!l) {
+        outcome.ledger["error"] = plan.ledger_error;
+        spdlog::error("{}: the verdict stands; this prolog run is not in the ledger",
+                      plan.ledger_error);
+        return;
+    }
     try {
-        auto l = ledger::Ledger::open(options.ledger, options.ledger_timeout_s);
         ledger::RecordOptions how;
         how.kind = ledger::k_kind_prolog;
         how.recorded_by = "preflight-agent " + outcome.profile;

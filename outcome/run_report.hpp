@@ -38,6 +38,20 @@ struct NodeCheck {
     std::optional<int> cohort_size;
 };
 
+// A node's own result as the report's check, before any cohort judgement: what the evaluator and
+// the standalone prolog's ledger record both start from.
+inline NodeCheck node_check_of(const core::CheckResult& r) {
+    NodeCheck c;
+    c.check = r.check;
+    c.verdict = r.verdict;
+    c.undecided = r.undecided;
+    c.metrics = r.metrics;
+    c.detail = r.detail;
+    c.facts = r.facts;
+    c.seconds = r.seconds;
+    return c;
+}
+
 struct NodeReport {
     std::string name;
     std::map<std::string, std::string> labels;

@@ -110,12 +110,8 @@ std::vector<outcome::NodeReport> evaluate(const std::vector<NodeInput>& inputs,
                 nc.verdict = core::Verdict::error;
                 nc.detail = "not run: agent unreachable";
             } else if (auto it = inputs[i].results.find(check); it != inputs[i].results.end()) {
-                nc.verdict = it->second.verdict;
-                nc.undecided = it->second.undecided;
-                nc.metrics = it->second.metrics;
-                nc.detail = it->second.detail;
-                nc.facts = it->second.facts;
-                nc.seconds = it->second.seconds;
+                nc = outcome::node_check_of(it->second);
+                nc.check = check;
             } else {
                 nc.verdict = core::Verdict::error;
                 nc.detail = "no result";

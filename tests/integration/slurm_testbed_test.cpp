@@ -168,11 +168,10 @@ TEST_F(SlurmBed, CertifyResumesPassingKeepsFailingAndNeverTouchesAnOperatorsDrai
     EXPECT_EQ(bed->state("node02"), "IDLE+DRAIN");
 
     const std::string ledger = "sqlite:" + bed->base() + "/ledger.sqlite";
-    auto cert =
-        bed->head({k_preflight, "certify", "--nodes", "node[02,04-05]", "--config",
-                   bed->base() + "/local.yaml", "--report-dir", bed->base() + "/cert", "--apply",
-                   "--ledger", ledger},
-                  120);
+    auto cert = bed->head({k_preflight, "certify", "--nodes", "node[02,04-05]", "--config",
+                           bed->base() + "/local.yaml", "--report-dir", bed->base() + "/cert",
+                           "--apply", "--ledger", ledger},
+                          120);
     EXPECT_EQ(cert.exit_code, 1) << cert.output;  // one node failed certification
     json c = json::parse(slurp(bed->base() + "/cert/certify.json"));
     EXPECT_EQ(c.at("certified"), json::array({"node02"})) << c.dump(2);
@@ -191,7 +190,8 @@ TEST_F(SlurmBed, CertifyResumesPassingKeepsFailingAndNeverTouchesAnOperatorsDrai
     // left alone.
     auto status = [&](const char* node) {
         auto r = bed->head({k_preflight, "ledger", "show", node, "--ledger", ledger, "--json"});
-        return json::parse(r.output, nullptr, false).value("certification", json::object())
+        return json::parse(r.output, nullptr, false)
+            .value("certification", json::object())
             .value("status", std::string("unreadable: ") + r.output);
     };
     EXPECT_EQ(status("node02"), "certified");
@@ -201,11 +201,11 @@ TEST_F(SlurmBed, CertifyResumesPassingKeepsFailingAndNeverTouchesAnOperatorsDrai
     // An error half-way (the agent cannot start): the node goes back to drained, with our reason,
     // and no reservation is left behind.
     bed->set_mtu(4, 1500);
-    auto broken = bed->head({k_preflight, "certify", "--nodes", "node04", "--config",
-                             bed->base() + "/local.yaml", "--report-dir", bed->base() + "/broken",
-                             "--agent", "/nonexistent/preflight-agent", "--apply", "--ledger",
-                             ledger},
-                            120);
+    auto broken =
+        bed->head({k_preflight, "certify", "--nodes", "node04", "--config",
+                   bed->base() + "/local.yaml", "--report-dir", bed->base() + "/broken", "--agent",
+                   "/nonexistent/preflight-agent", "--apply", "--ledger", ledger},
+                  120);
     EXPECT_NE(broken.exit_code, 0) << broken.output;
     EXPECT_EQ(bed->state("node04"), "IDLE+DRAIN") << broken.output;
     EXPECT_EQ(bed->reason("node04").rfind("preflight: ", 0), 0u);
