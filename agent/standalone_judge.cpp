@@ -70,19 +70,21 @@ nlohmann::json StandaloneOutcome::to_json(const std::string& node) const {
     for (const auto& r : results) {
         checks.push_back(r);
     }
-    nlohmann::json out = {
-        {"node", node},
-        {"profile", profile},
-        {"verdict", std::string(core::to_string(verdict))},
-        {"reasons", reasons},
-        {"finding",
-         std::string(outcome::finding_classes()[static_cast<std::size_t>(finding)].name)},
-        {"drain_reason", drain_reason},
-        {"drain_comment", drain_comment},
-        {"drain_outcome", drain_outcome},
-        {"drain_error", drain_error},
-        {"seconds", seconds},
-        {"checks", checks}};
+    nlohmann::json out = {{"node", node},
+                          {"profile", profile},
+                          {"verdict", std::string(core::to_string(verdict))},
+                          {"reasons", reasons},
+                          {"drain_reason", drain_reason},
+                          {"drain_comment", drain_comment},
+                          {"drain_outcome", drain_outcome},
+                          {"drain_error", drain_error},
+                          {"seconds", seconds},
+                          {"checks", checks}};
+    // The class of what was found: none on a pass or skip (a consumer must not read a class there).
+    if (verdict != core::Verdict::pass && verdict != core::Verdict::skip) {
+        out["finding"] =
+            std::string(outcome::finding_classes()[static_cast<std::size_t>(finding)].name);
+    }
     if (!health.is_null()) {
         out["health"] = health;
     }

@@ -5,20 +5,27 @@
 # prints both figures and their ratio. Nothing here runs without a GPU: it stops with the reason.
 #
 #   scripts/gpu-check.sh [--bytes N] [--all-reduce-perf PATH] [--profile quick|certify]
+#                        [--prebuilt DIR]
 #
 # all_reduce_perf is looked up as: --all-reduce-perf, $NCCL_TESTS_DIR/build/all_reduce_perf, $PATH.
+# --prebuilt DIR: a bundle from scripts/gpu-bundle.sh, for a GPU machine without the build
+# dependencies: nothing is built, DIR/lib/deps goes on LD_LIBRARY_PATH and the GPU-path test
+# executables in DIR/bin are run directly (the bundle keeps the build tree's layout; when the tests
+# were built elsewhere, link their build directory to DIR first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bytes=1073741824
 profile=quick
 arp=""
+prebuilt=""
 while (($#)); do
   case "$1" in
     --bytes) bytes=$2; shift 2 ;;
     --all-reduce-perf) arp=$2; shift 2 ;;
     --profile) profile=$2; shift 2 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --prebuilt) prebuilt=$2; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "gpu-check.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -35,15 +42,26 @@ fi
 echo "== $gpus GPU(s):"
 nvidia-smi -L
 
-build_dir=${PREFLIGHT_BUILD_DIR:-build}
-bash scripts/build.sh
-if ! grep -q '^PREFLIGHT_WITH_NCCL:BOOL=ON' "$build_dir/CMakeCache.txt"; then
-  echo "gpu-check.sh: $build_dir was configured without NCCL (see the cmake output)" >&2
-  exit 2
+if [[ -n "$prebuilt" ]]; then
+  build_dir=$prebuilt
+  export LD_LIBRARY_PATH="$build_dir/lib/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "== GPU-path test executables (prebuilt)"
+  failed=0
+  for t in "$build_dir"/bin/*_test; do
+    echo "-- $(basename "$t")"
+    "$t" || { echo "FAILED: $(basename "$t")"; failed=1; }
+  done
+  ((failed == 0)) || echo "gpu-check.sh: a test failed (above); going on to the measurement" >&2
+else
+  build_dir=${PREFLIGHT_BUILD_DIR:-build}
+  bash scripts/build.sh
+  if ! grep -q '^PREFLIGHT_WITH_NCCL:BOOL=ON' "$build_dir/CMakeCache.txt"; then
+    echo "gpu-check.sh: $build_dir was configured without NCCL (see the cmake output)" >&2
+    exit 2
+  fi
+  echo "== GPU-labelled tests"
+  (cd "$build_dir" && ctest -L gpu --output-on-failure)
 fi
-
-echo "== GPU-labelled tests"
-(cd "$build_dir" && ctest -L gpu --output-on-failure)
 
 if [[ -z "$arp" && -n "${NCCL_TESTS_DIR:-}" && -x "$NCCL_TESTS_DIR/build/all_reduce_perf" ]]; then
   arp=$NCCL_TESTS_DIR/build/all_reduce_perf
@@ -54,7 +72,7 @@ fi
 
 work=$(mktemp -d /tmp/preflight-gpu-check.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-checks="collective.nccl_allreduce_local"
+checks="gpu.inventory, collective.nccl_allreduce_local"
 if [[ -n "$arp" ]]; then
   checks="$checks, exec.nccl_tests"
 fi
@@ -79,8 +97,12 @@ def show(name):
         return None
     print(f"{name}: {c['verdict']}: {c.get('detail', '')}")
     return c.get("metrics", {}).get("busbw_gbps")
+show("gpu.inventory")
 ours = show("collective.nccl_allreduce_local")
 theirs = show("exec.nccl_tests") if sys.argv[2] else None
+if ours is None and checks.get("collective.nccl_allreduce_local", {}).get("verdict") == "skip":
+    sys.exit("no busBW to compare: an all-reduce needs 2 GPUs here (the one-rank measurement "
+             "of the tests above timed the device path)")
 if ours is None:
     sys.exit("no busBW from collective.nccl_allreduce_local")
 print(f"preflight busBW {ours:.2f} GB/s")

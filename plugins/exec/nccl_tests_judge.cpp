@@ -9,7 +9,8 @@
 //    at the size; tables of several launcher tasks that disagree; an `error` table whose value at
 //    the size is not 0 with no out-of-bounds summary to say whether it was within tolerance; a
 //    non-zero exit after a clean row (launchers may also lose the status: a printed failure is
-//    never turned into a pass by exit 0).
+//    never turned into a pass by exit 0); a run of one rank, whose busBW is 0 by definition
+//    (2(n-1)/n) and says nothing about the node's links.
 // 3. pass, with the out-of-place busBW of the row as printed.
 #include <algorithm>
 #include <iomanip>
@@ -156,6 +157,14 @@ core::CheckResult judge_nccl_tests(const NcclTestsOutput& output, long long targ
     if (!exit.ok) {
         result.detail = "nccl-tests exited badly after a clean row at " +
                         std::to_string(row->size) + " bytes (launcher trouble?)" + warn;
+        return result;
+    }
+
+    if (output.ranks == 1) {
+        result.detail =
+            "nccl-tests ran 1 rank: an all-reduce of one rank moves nothing between "
+            "GPUs (busBW is 0 by definition); give it the node's GPUs (gpus) or a "
+            "launcher with one task per GPU";
         return result;
     }
 

@@ -10,6 +10,7 @@
 // - "N/A" replaces the error/#wrong value when the data check is off (-c 0) and for alltoall's
 //   in-place side.
 // Launchers may prefix every line: srun --label ("  0: "), mpirun --tag-output ("[1,0]<stdout>:").
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -258,7 +259,13 @@ void read_comment(Stream& s, std::string_view content) {
         s.layout.reset();
         ++s.tables;
     } else if (!words.empty() && words[0] == "Rank") {
-        ++s.out.ranks;
+        // "#  Rank  3 Group  0 Pid ...": ranks are numbered from 0, so there are (highest + 1).
+        // Launcher tasks that each ran alone (nccl-tests built without MPI under `srun -n 8`)
+        // all print "Rank  0": one rank each, not 8.
+        const auto id = words.size() > 1 ? to_integer(words[1]) : std::nullopt;
+        s.out.ranks = id && *id >= 0 && *id < (1 << 24)
+                          ? std::max(s.out.ranks, static_cast<int>(*id) + 1)
+                          : s.out.ranks + 1;
     } else if (contains(content, "Out of bounds values")) {
         s.out.out_of_bounds = to_integer(after_colon(content));
         s.out.out_of_bounds_line = trim_line(content);

@@ -1,7 +1,10 @@
 // judge_gpu_inventory: the pure half of gpu.inventory (see the header).
 #include "plugins/gpu/inventory.hpp"
 
+#include <algorithm>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace preflight::plugins {
 
@@ -39,7 +42,10 @@ core::CheckResult judge_gpu_inventory(const GpuInventory& inventory,
         findings.push_back("expected " + std::to_string(expect.gpus) + " GPUs, found " +
                            std::to_string(count));
     }
+    std::vector<std::string> hints;  // warn, never fail
     unsigned long long uncorrected = 0;
+    unsigned lowest_gen = ~0U;
+    unsigned lowest_width = ~0U;
     for (const auto& d : inventory.devices) {
         const std::string who = "GPU " + std::to_string(d.index) + " (" + d.pci_bus_id + ")";
         if (!expect.name.empty() && d.name.find(expect.name) == std::string::npos) {
@@ -59,9 +65,23 @@ core::CheckResult judge_gpu_inventory(const GpuInventory& inventory,
             continue;
         }
         const auto& n = *d.nvml;
+        lowest_gen = std::min(lowest_gen, n.pcie_gen);
+        lowest_width = std::min(lowest_width, n.pcie_width);
         if (expect.pcie_gen > 0 && n.pcie_gen < expect.pcie_gen) {
-            findings.push_back(who + " PCIe link gen " + std::to_string(n.pcie_gen) +
-                               ", expected at least " + std::to_string(expect.pcie_gen));
+            // NVIDIA GPUs train their link down to gen 1 when idle and back up under load, so a
+            // low current generation is a finding only when the device and slot cannot reach
+            // the expected one (NVML's maximum is that of both).
+            if (n.pcie_max_gen >= expect.pcie_gen) {
+                hints.push_back(who + " PCIe link gen " + std::to_string(n.pcie_gen) +
+                                " now, gen " + std::to_string(n.pcie_max_gen) +
+                                " possible: GPUs lower their link speed when idle (a hint, not "
+                                "proof; a bandwidth check under load tells)");
+            } else {
+                findings.push_back(who + " PCIe link gen " + std::to_string(n.pcie_gen) +
+                                   " and at most gen " + std::to_string(n.pcie_max_gen) +
+                                   " with this device and slot, expected at least " +
+                                   std::to_string(expect.pcie_gen));
+            }
         }
         if (expect.pcie_width > 0 && n.pcie_width < expect.pcie_width) {
             findings.push_back(who + " PCIe link x" + std::to_string(n.pcie_width) +
@@ -89,20 +109,33 @@ core::CheckResult judge_gpu_inventory(const GpuInventory& inventory,
     std::ostringstream summary;
     summary << count << " GPU(s): " << inventory.devices.front().name << ", "
             << gib(inventory.devices.front().memory_bytes) << " each";
+    if (lowest_gen != ~0U) {
+        // The lowest current link over the GPUs NVML answered for.
+        result.metrics["pcie_gen_min"] = lowest_gen;
+        result.metrics["pcie_width_min"] = lowest_width;
+        summary << ", PCIe link at least gen " << lowest_gen << " x" << lowest_width << " now";
+    }
     if (!inventory.nvml_note.empty()) {
         summary << "; NVML readings skipped: " << inventory.nvml_note;
     }
-    if (findings.empty()) {
+    const auto joined = [](const std::vector<std::string>& lines) {
+        std::string text;
+        for (const auto& line : lines) {
+            text += (text.empty() ? "" : "; ") + line;
+        }
+        return text;
+    };
+    if (!findings.empty()) {
+        findings.insert(findings.end(), hints.begin(), hints.end());
+        result.verdict = core::Verdict::fail;
+        result.detail = joined(findings);
+    } else if (!hints.empty()) {
+        result.verdict = core::Verdict::warn;
+        result.detail = summary.str() + "; " + joined(hints);
+    } else {
         result.verdict = core::Verdict::pass;
         result.detail = summary.str();
-        return result;
     }
-    result.verdict = core::Verdict::fail;
-    std::string detail;
-    for (const auto& f : findings) {
-        detail += (detail.empty() ? "" : "; ") + f;
-    }
-    result.detail = detail;
     return result;
 }
 

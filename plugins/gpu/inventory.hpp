@@ -35,7 +35,7 @@ struct GpuExpectations {
     std::string name;                            // substring of every device name; "" any
     double memory_gib = 0.0;                     // minimum per device (GiB = 2^30); 0 any
     std::string ecc = "any";                     // on, off or any
-    unsigned pcie_gen = 0;                       // minimum current link generation (NVML); 0 any
+    unsigned pcie_gen = 0;                       // minimum link generation (NVML); 0 any
     unsigned pcie_width = 0;                     // minimum current link width (NVML); 0 any
     unsigned long long max_uncorrected_ecc = 0;  // volatile uncorrected ECC errors allowed
 };

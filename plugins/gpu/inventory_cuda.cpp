@@ -22,7 +22,8 @@ core::CheckSpec GpuInventoryCheck::check_spec() {
                  "minimum memory per GPU in GiB; 0 any", "GiB"},
                 {"expect_ecc", ParamType::string, "any", "ECC mode: on, off or any"},
                 {"expect_pcie_gen", ParamType::integer, 0,
-                 "minimum current PCIe generation (NVML)"},
+                 "minimum PCIe generation (NVML): below it fails when the device and slot "
+                 "cannot reach it, warns when only the current (idle) link is lower"},
                 {"expect_pcie_width", ParamType::integer, 0, "minimum current PCIe width (NVML)",
                  "lanes"},
                 {"max_uncorrected_ecc", ParamType::integer, 0,

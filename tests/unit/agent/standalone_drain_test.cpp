@@ -56,6 +56,20 @@ TEST(PrologDrain, FixedReasonAndFiguresInComment) {
                   "Comment=preflight: link.netdev eth0: mtu 1500 != expected 9000 run=job 12"}));
 }
 
+// The outcome JSON names a finding class only when something was found: a pass carried
+// "check_error" (the field's default) until seen on a GPU node (docs/gpu.md).
+TEST(PrologOutcome, FindingOnlyWhenSomethingWasFound) {
+    EXPECT_EQ(failed_mtu().to_json("node02").at("finding"), "config_mismatch");
+    StandaloneOutcome passed;
+    core::CheckResult r;
+    r.check = "link.netdev";
+    r.verdict = core::Verdict::pass;
+    passed.results = {r};
+    judge_standalone(passed, core::EvaluationConfig{}, {}, "");
+    ASSERT_EQ(passed.verdict, core::Verdict::pass);
+    EXPECT_FALSE(passed.to_json("node02").contains("finding"));
+}
+
 TEST(PrologDrain, AnOperatorsDrainKeepsItsReason) {
     StandaloneOutcome o = failed_mtu();
     SavedScontrol scontrol(fixture("show_node_o_owned_foreign_old.txt"));

@@ -43,8 +43,10 @@ struct Case {
 const Case k_cases[] = {
     {"v2.20.0_gb10_2node_sweep_cut.txt", 65536, core::Verdict::pass, 0.96, "busBW 0.96"},
     {"v2.20.0_gb10_2node_sweep_cut.txt", 8589934592LL, core::Verdict::error, -1, "no result row"},
-    {"v2.13.6_all_gather_4090.txt", 33554432, core::Verdict::pass, 0.00, "verified"},
-    {"v2.14_alltoall_5090.txt", 33554432, core::Verdict::pass, 0.00, "algBW 1715"},
+    // One GPU, one rank: busBW is 0 by definition, nothing the cohort can be judged on.
+    {"v2.13.6_all_gather_4090.txt", 33554432, core::Verdict::error, 0.00, "nccl-tests ran 1 rank"},
+    {"v2.19.6_h200_1gpu_sweep.txt", 536870912, core::Verdict::error, 0.00, "nccl-tests ran 1 rank"},
+    {"v2.14_alltoall_5090.txt", 33554432, core::Verdict::error, 0.00, "nccl-tests ran 1 rank"},
     {"v2.14_v100_4gpu_rows.txt", 64, core::Verdict::pass, 0.01, "4 ranks"},
     {"v2.14_4090_tree_first_row.txt", 8, core::Verdict::error, -1, "no result row at 8"},
     {"v2.14_cuda_failure_before_table.txt", 8, core::Verdict::error, -1,
@@ -70,6 +72,46 @@ TEST(NcclTestsCorpus, VerdictAndBusBwPerRealOutput) {
             EXPECT_FALSE(judged.metrics.count("busbw_gbps"));
         }
     }
+}
+
+// Measured for this project (docs/gpu.md): nccl-tests 2.19.6 with NCCL 2.28.9 on one H200, text
+// and its -J JSON of the same run. Figures read off the text by hand.
+TEST(NcclTestsCorpus, H200OneGpuSweepTextAndJsonAgree) {
+    const auto text = parse_nccl_tests_text(real("v2.19.6_h200_1gpu_sweep.txt"));
+    ASSERT_EQ(text.rows.size(), 14u);
+    EXPECT_EQ(text.ranks, 1);
+    EXPECT_TRUE(text.concluded);
+    EXPECT_EQ(text.out_of_bounds, 0);
+    EXPECT_EQ(text.rows.front().size, 8);
+    EXPECT_EQ(text.rows.back().size, 536870912);
+    EXPECT_NEAR(text.rows.back().out_of_place->time_us, 257.65, 1e-9);
+    EXPECT_NEAR(text.rows.back().out_of_place->algbw_gbps, 2083.8, 1e-9);
+    EXPECT_NEAR(text.rows.back().in_place->algbw_gbps, 1e+06, 1e-6);  // "%7.3g" of 1.1e6
+
+    const auto json = parse_nccl_tests_json(real("v2.19.6_h200_1gpu_sweep.json"));
+    ASSERT_TRUE(json) << json.error().message;
+    ASSERT_EQ(json->rows.size(), 14u);
+    EXPECT_EQ(json->ranks, 1);
+    EXPECT_EQ(json->rows.back().size, 536870912);
+    EXPECT_NEAR(json->rows.back().out_of_place->algbw_gbps, 2083.756943, 1e-9);
+    EXPECT_NEAR(json->rows.back().out_of_place->busbw_gbps, 0.0, 1e-12);
+    // One rank is never a pass, in either form: busBW 0 is no measurement of the node.
+    for (const auto* out : {&text, &*json}) {
+        const auto judged = judge_nccl_tests(*out, 134217728);
+        EXPECT_EQ(judged.verdict, core::Verdict::error) << judged.detail;
+        EXPECT_NE(judged.detail.find("nccl-tests ran 1 rank"), std::string::npos);
+    }
+}
+
+// nccl-tests built without MPI under `srun -n 2`: each task runs alone as its own rank 0 and
+// prints its own table. Two tasks of the H200 run above, labelled as srun --label prints them.
+TEST(NcclTestsCorpus, TasksThatEachRanAloneAreOneRankNotTwo) {
+    const auto one = real("v2.19.6_h200_1gpu_sweep.txt");
+    const auto out = parse_nccl_tests_text(prefixed(one, "0: ") + prefixed(one, "1: "), 8388608);
+    EXPECT_EQ(out.ranks, 1);
+    const auto judged = judge_nccl_tests(out, 8388608);
+    EXPECT_EQ(judged.verdict, core::Verdict::error) << judged.detail;
+    EXPECT_NE(judged.detail.find("nccl-tests ran 1 rank"), std::string::npos) << judged.detail;
 }
 
 TEST(NcclTestsCorpus, ColumnsAreReadByTheirHeader) {
