@@ -245,7 +245,10 @@ class Session {
                  " s");
             return;
         }
-        send(core::msg::Heartbeat{});
+        // Any frame tells the controller this agent is alive: no heartbeat right after one.
+        if (Clock::now() - m_last_sent >= m_heartbeat / 2) {
+            send(core::msg::Heartbeat{});
+        }
         m_timer.expires_after(m_heartbeat);
         m_timer.async_wait([this](boost::system::error_code ec) {
             if (!ec) {
@@ -268,6 +271,7 @@ class Session {
             spdlog::error("cannot send {}: {}", core::message_type(message), frame.error().message);
             return;
         }
+        m_last_sent = Clock::now();
         m_write_queue.push_back(std::move(frame.value()));
         if (m_write_queue.size() == 1) {
             write_next();
@@ -348,6 +352,7 @@ class Session {
     std::string m_local_address;
     Clock::time_point m_dial_deadline;
     Clock::time_point m_last_received;
+    Clock::time_point m_last_sent;  // when a frame was last queued for the controller
     std::chrono::milliseconds m_heartbeat{2000};
     std::thread m_worker;
     std::atomic<bool> m_cancel{false};

@@ -5,24 +5,23 @@
 namespace preflight::core {
 
 FrameSealer::FrameSealer(std::string key, std::string send_label, std::string receive_label)
-    : m_key(std::move(key)),
+    : m_send_mac(key),
+      m_receive_mac(m_send_mac),
       m_send_label(std::move(send_label)),
       m_receive_label(std::move(receive_label)) {}
 
-std::string FrameSealer::mac(const std::string& label, std::uint64_t sequence,
-                             std::string_view payload) const {
-    std::string message = label;
-    message.push_back('\0');
-    message += std::to_string(sequence);
-    message.push_back('\0');
-    message.append(payload);
-    return hmac_sha256_hex(m_key, message);
+std::string FrameSealer::mac(const HmacSha256& keyed, const std::string& label,
+                             std::uint64_t sequence, std::string_view payload) {
+    // label NUL sequence NUL payload, as one message
+    const std::string number = std::to_string(sequence);
+    return keyed.hex(
+        {label, std::string_view("\0", 1), number, std::string_view("\0", 1), payload});
 }
 
 std::string FrameSealer::seal(std::string_view payload) {
     std::string out(payload);
     out.push_back('\n');
-    out += mac(m_send_label, m_sent++, payload);
+    out += mac(m_send_mac, m_send_label, m_sent++, payload);
     return out;
 }
 
@@ -33,7 +32,7 @@ Result<std::string_view> FrameSealer::open(std::string_view sealed) {
     }
     const auto payload = sealed.substr(0, sealed.size() - k_seal_trailer_bytes);
     const auto trailer = sealed.substr(sealed.size() - k_seal_trailer_bytes + 1);
-    if (!constant_time_equal(mac(m_receive_label, m_received, payload), trailer)) {
+    if (!constant_time_equal(mac(m_receive_mac, m_receive_label, m_received, payload), trailer)) {
         return Error{"frame seal does not verify (altered, replayed, reordered or forged)"};
     }
     ++m_received;

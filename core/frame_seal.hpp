@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/hmac.hpp"
 #include "core/result.hpp"
 
 namespace preflight::core {
@@ -29,10 +30,13 @@ class FrameSealer {
     Result<std::string_view> open(std::string_view sealed);
 
   private:
-    std::string mac(const std::string& label, std::uint64_t sequence,
-                    std::string_view payload) const;
+    static std::string mac(const HmacSha256& keyed, const std::string& label,
+                           std::uint64_t sequence, std::string_view payload);
 
-    std::string m_key;
+    // The session key, once per direction: seal() and open() touch disjoint state, so one thread
+    // may send while another receives, as before the keyed HMAC.
+    HmacSha256 m_send_mac;
+    HmacSha256 m_receive_mac;
     std::string m_send_label;
     std::string m_receive_label;
     std::uint64_t m_sent = 0;

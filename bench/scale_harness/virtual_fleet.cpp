@@ -89,6 +89,7 @@ struct VirtualNode {
     bool finished = false;
     bool shut_down = false;
     long backoff_ms = 100;
+    Clock::time_point last_sent{};  // any frame is a sign of life, as for preflight-agent
     std::optional<Step> step;
     // The handshake of the current connection, and the sealer of its session.
     std::optional<core::AgentHandshake> handshake;
@@ -286,6 +287,7 @@ class Fleet {
             return;
         }
         const std::string payload = core::serialize(message);
+        node.last_sent = Clock::now();
         node.write_queue.push_back(std::make_shared<const std::string>(
             core::encode_frame(node.sealer ? node.sealer->seal(payload) : payload).value()));
         if (!node.writing) {
@@ -398,8 +400,10 @@ class Fleet {
     }
 
     void heartbeat_tick(double interval_s) {
+        // As preflight-agent: no heartbeat from a node that sent a frame in the last half interval.
+        const auto recent = Clock::now() - seconds(interval_s / 2);
         for (auto& node : m_nodes) {
-            if (node->open && node->authenticated) {
+            if (node->open && node->authenticated && node->last_sent < recent) {
                 send(*node, core::msg::Heartbeat{});
             }
         }

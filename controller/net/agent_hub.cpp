@@ -1,6 +1,8 @@
 #include "controller/net/agent_hub.hpp"
 
+#include <algorithm>
 #include <future>
+#include <iterator>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -343,6 +345,19 @@ std::map<std::string, std::string> AgentHub::lost_nodes() const {
 std::set<std::string> AgentHub::connected_nodes() const {
     std::lock_guard lock(m_state_mutex);
     return m_connected;
+}
+
+std::size_t AgentHub::connected_count() const {
+    std::lock_guard lock(m_state_mutex);
+    return m_connected.size();
+}
+
+std::vector<std::string> AgentHub::not_connected(const std::vector<std::string>& nodes) const {
+    std::lock_guard lock(m_state_mutex);
+    std::vector<std::string> out;
+    std::copy_if(nodes.begin(), nodes.end(), std::back_inserter(out),
+                 [&](const std::string& n) { return m_connected.count(n) == 0; });
+    return out;
 }
 
 void AgentHub::shutdown(const std::string& reason) {

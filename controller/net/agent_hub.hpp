@@ -107,6 +107,10 @@ class AgentHub final : public ConnectionHandler {
     // Thread-safe snapshot of nodes whose connection was lost, with the reason.
     std::map<std::string, std::string> lost_nodes() const;
     std::set<std::string> connected_nodes() const;
+    // How many are connected, and which of some nodes are not: for polling while agents connect
+    // (a copy of the whole set per poll is quadratic in the fleet).
+    std::size_t connected_count() const;
+    std::vector<std::string> not_connected(const std::vector<std::string>& nodes) const;
     // Thread-safe: sends shutdown to every agent and closes all connections; returns when done.
     void shutdown(const std::string& reason);
 

@@ -219,6 +219,7 @@ void Connection::send_frame(std::shared_ptr<const std::string> frame) {
     if (!m_open) {
         return;
     }
+    m_last_sent = std::chrono::steady_clock::now();
     m_queued_bytes += frame->size();
     if (m_queued_bytes > k_max_queued_bytes) {
         close("write queue over " + std::to_string(k_max_queued_bytes) +

@@ -60,6 +60,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool tls_refused() const { return m_tls_refused; }
     const std::string& peer() const { return m_peer; }
     std::chrono::steady_clock::time_point last_received() const { return m_last_received; }
+    // When a frame was last queued for the peer (any frame tells the peer we are alive).
+    std::chrono::steady_clock::time_point last_sent() const { return m_last_sent; }
     // When the connection was accepted: the hello deadline counts from here, not from the last
     // byte, so a peer trickling a byte at a time cannot hold a connection open.
     std::chrono::steady_clock::time_point accepted_at() const { return m_accepted_at; }
@@ -109,6 +111,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::string m_peer;
     boost::asio::ip::address m_source;
     std::chrono::steady_clock::time_point m_last_received;
+    std::chrono::steady_clock::time_point m_last_sent;
     std::chrono::steady_clock::time_point m_accepted_at;
     std::optional<std::chrono::steady_clock::time_point> m_partial_since;
     std::uint64_t m_partial_frame = 0;  // the decoder's frames_decoded() when it began

@@ -227,10 +227,15 @@ void connect_agents(RunContext& run) {
         if (run.interrupted()) {
             return true;
         }
-        auto now_connected = hub.connected_nodes();
-        std::size_t accounted = now_connected.size() + run.unreachable.size();
-        for (const auto& [node, why] : exited) {
-            accounted += now_connected.count(node) == 0 && run.unreachable.count(node) == 0;
+        std::size_t accounted = hub.connected_count() + run.unreachable.size();
+        if (!exited.empty()) {
+            std::vector<std::string> gone;
+            for (const auto& [node, why] : exited) {
+                if (run.unreachable.count(node) == 0) {
+                    gone.push_back(node);
+                }
+            }
+            accounted += hub.not_connected(gone).size();
         }
         return accounted >= run.options.nodes.size();
     });

@@ -1,4 +1,5 @@
 #include "core/auth.hpp"
+#include "core/hmac.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,6 +41,46 @@ TEST(Hmac, Rfc4231TestCase6KeyLongerThanBlock) {
     EXPECT_EQ(hmac_sha256_hex(std::string(131, '\xaa'),
                               "Test Using Larger Than Block-Size Key - Hash Key First"),
               "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+// The keyed HMAC of the frame seals (core/hmac.hpp) against the same vectors, a message given in
+// parts, a key of exactly one block, and hmac_sha256_hex on random keys and messages.
+TEST(HmacSha256, Rfc4231VectorsInParts) {
+    EXPECT_EQ(HmacSha256(std::string(20, '\x0b')).hex({"Hi ", "There"}),
+              "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+    EXPECT_EQ(HmacSha256("Jefe").hex({"what do ya want ", "", "for nothing?"}),
+              "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    const HmacSha256 long_key(std::string(131, '\xaa'));
+    EXPECT_EQ(long_key.hex({"Test Using Larger Than Block-Size Key - Hash Key First"}),
+              "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+    // The same object again: the pads are not consumed by a message; a copy shares them.
+    EXPECT_EQ(long_key.hex({"Test Using Larger Than Block-Size Key - Hash Key First"}),
+              "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+    const HmacSha256 other_direction(long_key);
+    EXPECT_EQ(other_direction.hex({"Test Using Larger Than Block-Size Key - Hash Key First"}),
+              "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+TEST(HmacSha256, SameAsHmacOnRandomKeysAndMessages) {
+    std::mt19937 rng(7);
+    for (std::size_t key_len : {0, 1, 32, 63, 64, 65, 200}) {
+        std::string key(key_len, '\0');
+        for (auto& c : key) {
+            c = static_cast<char>(rng());
+        }
+        const HmacSha256 mac(key);
+        for (std::size_t len : {0, 1, 55, 56, 64, 1000}) {
+            std::string message(len, '\0');
+            for (auto& c : message) {
+                c = static_cast<char>(rng());
+            }
+            const auto half = message.size() / 2;
+            EXPECT_EQ(mac.hex({std::string_view(message).substr(0, half),
+                               std::string_view(message).substr(half)}),
+                      hmac_sha256_hex(key, message))
+                << "key " << key_len << " message " << len;
+        }
+    }
 }
 
 TEST(ConstantTimeEqual, ComparesContentAndLength) {

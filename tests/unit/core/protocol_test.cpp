@@ -463,6 +463,19 @@ TEST(Protocol, ExtraFieldsAreIgnored) {
     EXPECT_TRUE(std::holds_alternative<msg::Heartbeat>(*parsed));
 }
 
+// The heartbeat's fast path (no JSON parse) takes only the exact bytes serialize() writes; any
+// other spelling goes through the parser and its checks.
+TEST(Protocol, HeartbeatFastPathIsExactBytesOnly) {
+    const auto canonical = serialize(msg::Heartbeat{});
+    EXPECT_EQ(canonical, R"({"type":"heartbeat","v":2})");
+    EXPECT_TRUE(std::holds_alternative<msg::Heartbeat>(parse_ok(canonical)));
+    EXPECT_TRUE(std::holds_alternative<msg::Heartbeat>(parse_ok(R"({"v":2, "type":"heartbeat"})")));
+    auto old = parse_message(R"({"type":"heartbeat","v":1})");
+    ASSERT_FALSE(old.ok());
+    EXPECT_NE(old.error().message.find("unsupported protocol version 1"), std::string::npos);
+    EXPECT_FALSE(parse_message(R"({"type":"heartbeat","v":2}x)").ok());
+}
+
 // Found by fuzz/protocol_fuzz: 200k nested brackets in a hello's inventory overflowed the stack in
 // the JSON library's recursive copy/dump. Such frames are now rejected before parsing.
 TEST(Protocol, DeeplyNestedJsonIsRejectedBeforeParsing) {
