@@ -1,5 +1,7 @@
 #include "core/atomic_file.hpp"
 
+#include "core/atomic_file_chunks.hpp"
+
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -10,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 
 namespace preflight::core {
 namespace {
@@ -43,7 +46,7 @@ Result<std::string> random_suffix() {
     return std::string(text);
 }
 
-Status write_all(int fd, const std::string& content, const std::string& path) {
+Status write_all(int fd, std::string_view content, const std::string& path) {
     std::size_t written = 0;
     while (written < content.size()) {
         ssize_t n = ::write(fd, content.data() + written, content.size() - written);
@@ -144,6 +147,12 @@ Status make_private_directory(const std::string& dir) {
 }
 
 Status write_file_atomic(const std::string& path, const std::string& content, mode_t mode) {
+    return write_file_atomic_chunks(
+        path, [&content](const ChunkWriter& write) { return write(content); }, mode);
+}
+
+Status write_file_atomic_chunks(const std::string& path, const ChunkProducer& produce,
+                                mode_t mode) {
     if (auto st = refuse_symlink(path); !st) {
         return st;
     }
@@ -172,7 +181,10 @@ Status write_file_atomic(const std::string& path, const std::string& content, mo
     if (fd.get() < 0) {
         return Error{"open " + temp + ": " + std::strerror(EEXIST)};
     }
-    if (auto st = write_all(fd.get(), content, temp); !st) {
+    const int out = fd.get();
+    if (auto st =
+            produce([out, &temp](std::string_view piece) { return write_all(out, piece, temp); });
+        !st) {
         ::unlink(temp.c_str());
         return st;
     }

@@ -63,6 +63,35 @@ std::map<std::string, Latest> latest_digests(Db& db) {
     return out;
 }
 
+// Rows of one table, inserted in batches inside the run's transaction as they are made, so that a
+// run of 16 384 nodes is never held whole in memory.
+class RowSink {
+  public:
+    RowSink(Db& db, std::string table, std::vector<std::string> columns)
+        : m_db(db), m_table(std::move(table)), m_columns(std::move(columns)) {}
+
+    void add(Row row) {
+        m_rows.push_back(std::move(row));
+        ++m_count;
+        if (m_rows.size() >= k_flush_rows) {
+            flush();
+        }
+    }
+    void flush() {
+        m_db.insert_rows(m_table, m_columns, m_rows);
+        m_rows.clear();
+    }
+    int count() const { return m_count; }
+
+  private:
+    static constexpr std::size_t k_flush_rows = 1000;
+    Db& m_db;
+    std::string m_table;
+    std::vector<std::string> m_columns;
+    std::vector<Row> m_rows;
+    int m_count = 0;
+};
+
 }  // namespace
 
 RecordSummary Ledger::record(const outcome::RunReport& report, const RecordOptions& options) {
@@ -87,8 +116,16 @@ RecordSummary Ledger::record(const outcome::RunReport& report, const RecordOptio
          std::to_string(report.nodes.size()), text(options.recorded_by)});
 
     const auto latest = latest_digests(*m_db);
-    std::vector<Row> fingerprints, results, certifications;
-    results.reserve(report.nodes.size() * 4);
+    RowSink fingerprints(*m_db, "fingerprints",
+                         {"node", "identity_digest", "software_digest", "identity", "software",
+                          "first_seen", "run_id"});
+    RowSink results(*m_db, "results",
+                    {"run_id", "node", "kind", "check_name", "verdict", "undecided", "metric",
+                     "value", "metrics", "reference", "detail", "seconds", "at", "identity_digest",
+                     "software_digest", "cached"});
+    RowSink certifications(
+        *m_db, "certifications",
+        {"node", "run_id", "at", "verdict", "identity_digest", "software_digest", "detail"});
     for (const auto& n : report.nodes) {
         const Fingerprint fp = node_fingerprint(n);
         Value identity_digest, software_digest;
@@ -98,9 +135,9 @@ RecordSummary Ledger::record(const outcome::RunReport& report, const RecordOptio
             auto it = latest.find(n.name);
             if (it == latest.end() || it->second.identity != *identity_digest ||
                 it->second.software != *software_digest) {
-                fingerprints.push_back({n.name, identity_digest, software_digest,
-                                        nlohmann::json(fp.identity).dump(),
-                                        nlohmann::json(fp.software).dump(), at, report.run_id});
+                fingerprints.add({n.name, identity_digest, software_digest,
+                                  nlohmann::json(fp.identity).dump(),
+                                  nlohmann::json(fp.software).dump(), at, report.run_id});
             }
         }
         for (const auto& c : n.checks) {
@@ -110,14 +147,14 @@ RecordSummary Ledger::record(const outcome::RunReport& report, const RecordOptio
                     value = number(m->second);
             }
             const auto reference = reference_json(c);
-            results.push_back({report.run_id, n.name, options.kind, c.check,
-                               std::string(core::to_string(c.verdict)),
-                               std::string(core::to_string(c.undecided)),
-                               c.judged_metric.empty() ? Value{} : text(c.judged_metric), value,
-                               nlohmann::json(c.metrics).dump(),
-                               reference.is_null() ? Value{} : text(reference.dump()), c.detail,
-                               c.seconds > 0.0 ? number(c.seconds) : Value{}, at, identity_digest,
-                               software_digest, c.cached ? "1" : "0"});
+            results.add({report.run_id, n.name, options.kind, c.check,
+                         std::string(core::to_string(c.verdict)),
+                         std::string(core::to_string(c.undecided)),
+                         c.judged_metric.empty() ? Value{} : text(c.judged_metric), value,
+                         nlohmann::json(c.metrics).dump(),
+                         reference.is_null() ? Value{} : text(reference.dump()), c.detail,
+                         c.seconds > 0.0 ? number(c.seconds) : Value{}, at, identity_digest,
+                         software_digest, c.cached ? "1" : "0"});
         }
         if (options.kind == k_kind_certify && !n.reference) {
             std::optional<core::Verdict> verdict;
@@ -128,29 +165,19 @@ RecordSummary Ledger::record(const outcome::RunReport& report, const RecordOptio
                 verdict = n.verdict;
             if (verdict && (*verdict == core::Verdict::pass || *verdict == core::Verdict::fail)) {
                 std::string detail = n.reasons.empty() ? "" : n.reasons.front();
-                certifications.push_back({n.name, report.run_id, at,
-                                          std::string(core::to_string(*verdict)), identity_digest,
-                                          software_digest, detail});
+                certifications.add({n.name, report.run_id, at,
+                                    std::string(core::to_string(*verdict)), identity_digest,
+                                    software_digest, detail});
             }
         }
     }
-    m_db->insert_rows("fingerprints",
-                      {"node", "identity_digest", "software_digest", "identity", "software",
-                       "first_seen", "run_id"},
-                      fingerprints);
-    m_db->insert_rows("results",
-                      {"run_id", "node", "kind", "check_name", "verdict", "undecided", "metric",
-                       "value", "metrics", "reference", "detail", "seconds", "at",
-                       "identity_digest", "software_digest", "cached"},
-                      results);
-    m_db->insert_rows(
-        "certifications",
-        {"node", "run_id", "at", "verdict", "identity_digest", "software_digest", "detail"},
-        certifications);
+    fingerprints.flush();
+    results.flush();
+    certifications.flush();
     tx.commit();
-    summary.results = static_cast<int>(results.size());
-    summary.fingerprints = static_cast<int>(fingerprints.size());
-    summary.certifications = static_cast<int>(certifications.size());
+    summary.results = results.count();
+    summary.fingerprints = fingerprints.count();
+    summary.certifications = certifications.count();
     return summary;
 }
 

@@ -91,7 +91,7 @@ std::optional<std::string> judged_metric(const std::string& check) {
     return spec->metric.name;
 }
 
-std::vector<outcome::NodeReport> evaluate(const std::vector<NodeInput>& inputs,
+std::vector<outcome::NodeReport> evaluate(std::vector<NodeInput> inputs,
                                           const std::vector<std::string>& checks,
                                           const core::EvaluationConfig& config) {
     std::vector<outcome::NodeReport> reports(inputs.size());
@@ -110,7 +110,7 @@ std::vector<outcome::NodeReport> evaluate(const std::vector<NodeInput>& inputs,
                 nc.verdict = core::Verdict::error;
                 nc.detail = "not run: agent unreachable";
             } else if (auto it = inputs[i].results.find(check); it != inputs[i].results.end()) {
-                nc = outcome::node_check_of(it->second);
+                nc = outcome::node_check_of(std::move(it->second));  // each check once
                 nc.check = check;
             } else {
                 nc.verdict = core::Verdict::error;

@@ -26,7 +26,8 @@ struct NodeInput {
 // (link checks compare against expected values on the node).
 std::optional<std::string> judged_metric(const std::string& check);
 
-std::vector<outcome::NodeReport> evaluate(const std::vector<NodeInput>& inputs,
+// The inputs' results are moved into the reports.
+std::vector<outcome::NodeReport> evaluate(std::vector<NodeInput> inputs,
                                           const std::vector<std::string>& checks,
                                           const core::EvaluationConfig& config);
 

@@ -25,7 +25,8 @@ void judge_run(RunContext& run) {
         if (auto u = run.unreachable.find(n.name); u != run.unreachable.end()) {
             in.unreachable = u->second;
         }
-        in.results = run.results[n.name];
+        // Moved: nothing reads run.results after the judgement (the report holds them).
+        in.results = std::move(run.results[n.name]);
         for (const auto& check : cfg.checks) {
             if (in.unreachable.empty() && in.results.count(check) == 0) {
                 core::CheckResult r;
@@ -40,7 +41,7 @@ void judge_run(RunContext& run) {
         }
         inputs.push_back(std::move(in));
     }
-    run.report.nodes = evaluate(inputs, cfg.checks, cfg.evaluation);
+    run.report.nodes = evaluate(std::move(inputs), cfg.checks, cfg.evaluation);
     // Settings that disagree with the rest of the cohort (DCQCN, MTU, rates): a warn per node.
     add_drift(run.report.nodes, cfg.evaluation);
 }

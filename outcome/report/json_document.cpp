@@ -1,8 +1,10 @@
 #include "outcome/report/json_document.hpp"
 
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
+#include "core/auth.hpp"
 #include "outcome/tally.hpp"
 
 namespace preflight::outcome {
@@ -120,8 +122,16 @@ J summary_json(const RunReport& r) {
     return j;
 }
 
+// Where render_json() writes the node and group lists one element at a time: a random marker per
+// rendering, so that no text from an agent can stand in for it.
+struct ListMarkers {
+    std::string nodes;
+    std::string groups;
+};
+
+// markers: null puts the lists in the document; else their markers stand in for them.
 template <class J>
-J report_json(const RunReport& r) {
+J report_json(const RunReport& r, const ListMarkers* markers = nullptr) {
     J j = J::object();
     j["schema_version"] = r.schema_version;
     // Every run sets it; a report saved before 0.2.0 has none and re-renders without it.
@@ -142,16 +152,21 @@ J report_json(const RunReport& r) {
     // unconditionally.
     j["config"] = r.config.is_null() ? J::object() : J(r.config);
     j["summary"] = summary_json<J>(r);
-    J nodes = J::array();
-    for (const auto& n : r.nodes) {
-        nodes.push_back(node_json<J>(n));
+    if (markers == nullptr) {
+        J nodes = J::array();
+        for (const auto& n : r.nodes) {
+            nodes.push_back(node_json<J>(n));
+        }
+        j["nodes"] = std::move(nodes);
+        J groups = J::array();
+        for (const auto& g : r.groups) {
+            groups.push_back(group_json<J>(g));
+        }
+        j["groups"] = std::move(groups);
+    } else {
+        j["nodes"] = markers->nodes;
+        j["groups"] = markers->groups;
     }
-    j["nodes"] = std::move(nodes);
-    J groups = J::array();
-    for (const auto& g : r.groups) {
-        groups.push_back(group_json<J>(g));
-    }
-    j["groups"] = std::move(groups);
     J rounds = J::array();
     for (const auto& s : r.rounds) {
         J round = J::object();
@@ -365,12 +380,89 @@ void to_json(nlohmann::json& j, const RunReport& r) {
     j = report_json<nlohmann::json>(r);
 }
 
+namespace {
+
+// Node names, details and reasons come from agents and child processes; a stray invalid byte must
+// not throw away the whole report, so it is replaced instead.
+std::string dump(const nlohmann::ordered_json& j) {
+    return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+// A top-level list as dump(2) writes it, one element's document at a time: at 16 384 nodes the
+// whole report as one document (and then as one string) was the controller's peak memory.
+template <class T, class ToJson>
+core::Status write_list(const core::ChunkWriter& write, const std::vector<T>& items,
+                        ToJson to_json) {
+    if (items.empty()) {
+        return write("[]");
+    }
+    if (auto st = write("["); !st) {
+        return st;
+    }
+    std::string element;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const std::string text = dump(to_json(items[i]));
+        element.assign(i == 0 ? "\n    " : ",\n    ");
+        for (const char c : text) {
+            element += c;
+            if (c == '\n') {
+                element += "    ";  // the element's own lines, two levels down
+            }
+        }
+        if (auto st = write(element); !st) {
+            return st;
+        }
+    }
+    return write("\n  ]");
+}
+
+}  // namespace
+
+core::Status render_json_chunks(const RunReport& report, const core::ChunkWriter& write) {
+    using J = nlohmann::ordered_json;
+    const ListMarkers markers{"nodes-" + core::random_hex(16), "groups-" + core::random_hex(16)};
+    const std::string skeleton = dump(report_json<J>(report, &markers));
+    // The skeleton around the two markers (in this order: "nodes" comes before "groups").
+    const std::string nodes_at = dump(J(markers.nodes));
+    const std::string groups_at = dump(J(markers.groups));
+    const auto n = skeleton.find(nodes_at);
+    const auto g = skeleton.find(groups_at);
+    if (n == std::string::npos || g == std::string::npos || g < n) {
+        return core::Error{"report JSON: the node and group lists have no place in the document"};
+    }
+    const std::string_view text(skeleton);
+    const std::size_t between = n + nodes_at.size();
+    if (auto st = write(text.substr(0, n)); !st) {
+        return st;
+    }
+    if (auto st = write_list(write, report.nodes,
+                             [](const NodeReport& node) { return node_json<J>(node); });
+        !st) {
+        return st;
+    }
+    if (auto st = write(text.substr(between, g - between)); !st) {
+        return st;
+    }
+    if (auto st = write_list(write, report.groups,
+                             [](const GroupRecord& group) { return group_json<J>(group); });
+        !st) {
+        return st;
+    }
+    if (auto st = write(text.substr(g + groups_at.size())); !st) {
+        return st;
+    }
+    return write("\n");
+}
+
 std::string render_json(const RunReport& report) {
-    const auto j = report_json<nlohmann::ordered_json>(report);
-    // Node names, details and reasons come from agents and child processes; a stray invalid byte
-    // must not throw away the whole report, so it is replaced instead.
-    std::string out = j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-    out += '\n';
+    std::string out;
+    const auto st = render_json_chunks(report, [&out](std::string_view piece) {
+        out.append(piece);
+        return core::Status{};
+    });
+    if (!st) {
+        throw std::logic_error(st.error().message);  // only a writer can fail, and this one cannot
+    }
     return out;
 }
 

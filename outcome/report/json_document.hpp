@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file_chunks.hpp"
 #include "outcome/run_report.hpp"
 
 namespace preflight::outcome {
@@ -22,6 +23,8 @@ namespace preflight::outcome {
 // Pretty JSON (2-space indent) with a trailing newline. Invalid UTF-8 in node-supplied strings is
 // replaced (U+FFFD) rather than thrown on.
 std::string render_json(const RunReport& report);
+// The same text in pieces, one node or group at a time, for a report too large to hold twice.
+core::Status render_json_chunks(const RunReport& report, const core::ChunkWriter& write);
 
 // The inverse of to_json, for renderers run on saved files (`preflight report RUN.json`). Accepts
 // any schema_version 1 document; absent fields keep their defaults, "summary" is recomputed, not

@@ -1,4 +1,5 @@
 #include "core/atomic_file.hpp"
+#include "core/atomic_file_chunks.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,6 +48,38 @@ TEST_F(AtomicFileTest, WritesAndReplacesLeavingNoTempFile) {
     EXPECT_EQ(slurp(path), "second");
     ASSERT_TRUE(write_file_atomic(path.string(), "").ok());
     EXPECT_EQ(slurp(path), "");
+    int entries = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(m_dir)) {
+        ++entries;
+    }
+    EXPECT_EQ(entries, 1);
+}
+
+// In pieces (the report writer's path): the pieces in order; a producer that fails after writing
+// some leaves the old file and no temp file behind.
+TEST_F(AtomicFileTest, ChunksAreWrittenInOrderAndAFailureKeepsTheOldFile) {
+    const auto path = m_dir / "report.json";
+    ASSERT_TRUE(write_file_atomic(path.string(), "old").ok());
+    auto three = [](const ChunkWriter& write) -> Status {
+        for (const char* piece : {"{", "\"v\": 1", "}\n"}) {
+            if (auto st = write(piece); !st) {
+                return st;
+            }
+        }
+        return {};
+    };
+    ASSERT_TRUE(write_file_atomic_chunks(path.string(), three).ok());
+    EXPECT_EQ(slurp(path), "{\"v\": 1}\n");
+    auto fails = [](const ChunkWriter& write) -> Status {
+        if (auto st = write("partial"); !st) {
+            return st;
+        }
+        return Error{"renderer gave up"};
+    };
+    const auto st = write_file_atomic_chunks(path.string(), fails);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().message, "renderer gave up");
+    EXPECT_EQ(slurp(path), "{\"v\": 1}\n");
     int entries = 0;
     for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(m_dir)) {
         ++entries;

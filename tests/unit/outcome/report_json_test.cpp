@@ -200,6 +200,23 @@ TEST(ReportJson, RenderRoundTrips) {
     EXPECT_EQ(parsed, json(r));
 }
 
+// render_json writes the node and group lists one element at a time (memory at 16 384 nodes): the
+// text must be byte for byte what dumping the whole document writes, with lists full or empty, and
+// an agent's text that looks like the list markers must stay where it was.
+TEST(ReportJson, StreamedListsAreTheWholeDocumentsText) {
+    RunReport r = sample();
+    r.nodes[0].checks[0].detail = "nodes-0123456789abcdef0123456789abcdef";
+    for (const RunReport& report : {r, RunReport{}}) {
+        const std::string text = render_json(report);
+        // Read back in order and written whole, the text is unchanged: dump(2)'s layout exactly.
+        EXPECT_EQ(text, nlohmann::ordered_json::parse(text).dump(2) + "\n");
+        EXPECT_EQ(json::parse(text), json(report));
+    }
+    EXPECT_NE(render_json(r).find("\"detail\": \"nodes-0123456789abcdef0123456789abcdef\""),
+              std::string::npos);
+    EXPECT_NE(render_json(RunReport{}).find("\"nodes\": [],\n  \"groups\": []"), std::string::npos);
+}
+
 TEST(ReportJson, InvalidUtf8DoesNotThrow) {
     RunReport r = sample();
     r.nodes[0].checks[0].detail = "bad \xFF byte";
