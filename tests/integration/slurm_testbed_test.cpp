@@ -7,8 +7,10 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <set>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -86,23 +88,39 @@ TEST_F(SlurmBed, RunDrainsExactlyTheDegradedNodeAndOnlyWithApply) {
     auto bed = up({5, {{"h3", "200mbit"}}, false});
     ASSERT_TRUE(bed->error().empty());
     bed->write("run.yaml", k_run_config);
+    // One run into base/dir. On a loaded machine (CI's 2 cores during the sanitizer suite) the
+    // cohort's spread can exceed the noise limit: the run then says inconclusive and acts on
+    // nothing, which is right but measures nothing about the bed; such a run is repeated, twice
+    // at most, into dir-2 and dir-3. Returns the run and the directory of its report.
     auto run = [&](bool apply, const std::string& dir) {
-        std::vector<std::string> argv = {k_preflight,    "run",
-                                         "--launcher",   "slurm",
-                                         "--nodes",      "node[01-05]",
-                                         "--config",     bed->base() + "/run.yaml",
-                                         "--report-dir", bed->base() + "/" + dir,
-                                         "--no-progress"};
-        if (apply) {
-            argv.push_back("--apply");
+        std::pair<preflight::core::ProcessResult, std::string> out;
+        for (int attempt = 1; attempt <= 3; ++attempt) {
+            out.second = attempt == 1 ? dir : dir + "-" + std::to_string(attempt);
+            std::vector<std::string> argv = {k_preflight,    "run",
+                                             "--launcher",   "slurm",
+                                             "--nodes",      "node[01-05]",
+                                             "--config",     bed->base() + "/run.yaml",
+                                             "--report-dir", bed->base() + "/" + out.second,
+                                             "--no-progress"};
+            if (apply) {
+                argv.push_back("--apply");
+            }
+            out.first = bed->head(argv, 120);
+            const auto text = slurp(bed->base() + "/" + out.second + "/report.json");
+            if (!json::accept(text) ||
+                json::parse(text).at("summary").value("inconclusive", 0) == 0) {
+                break;
+            }
+            std::printf("run %d into %s was inconclusive (noisy measurement); again\n", attempt,
+                        out.second.c_str());
         }
-        return bed->head(argv, 120);
+        return out;
     };
 
     // Dry run: node03 (200 mbit) fails, a drain is planned, nothing changes in Slurm.
-    auto dry = run(false, "dry");
+    const auto [dry, dry_dir] = run(false, "dry");
     EXPECT_EQ(dry.exit_code, 1) << dry.output;
-    json report = json::parse(slurp(bed->base() + "/dry/report.json"));
+    json report = json::parse(slurp(bed->base() + "/" + dry_dir + "/report.json"));
     EXPECT_EQ(report.at("launcher"), "slurm");
     for (const auto& [node, verdict] : verdicts(report)) {
         EXPECT_EQ(verdict, node == "node03" ? "fail" : "pass") << node << "\n" << dry.output;
@@ -115,7 +133,7 @@ TEST_F(SlurmBed, RunDrainsExactlyTheDegradedNodeAndOnlyWithApply) {
         EXPECT_EQ(bed->reason(node), "") << node;
         // The agent ran on that node's own host: it dialled from the host's address (all agents
         // are one srun step; its log labels each line with the task).
-        EXPECT_NE(slurp(bed->base() + "/dry/agents/step-1.log")
+        EXPECT_NE(slurp(bed->base() + "/" + dry_dir + "/agents/step-1.log")
                       .find("from 10.93.0." + std::to_string(i) + "\n"),
                   std::string::npos)
             << node;
@@ -124,9 +142,9 @@ TEST_F(SlurmBed, RunDrainsExactlyTheDegradedNodeAndOnlyWithApply) {
 
     // --apply: exactly node03 is drained, with the fixed reason; the check, value, threshold,
     // median and run are in the node's Comment.
-    auto applied = run(true, "apply");
+    const auto [applied, applied_dir] = run(true, "apply");
     EXPECT_EQ(applied.exit_code, 1) << applied.output;
-    json report2 = json::parse(slurp(bed->base() + "/apply/report.json"));
+    json report2 = json::parse(slurp(bed->base() + "/" + applied_dir + "/report.json"));
     const std::string run_id = report2.at("run_id");
     EXPECT_EQ(bed->state("node03"), "IDLE+DRAIN");
     EXPECT_EQ(bed->reason("node03"), "preflight: busbw low");
