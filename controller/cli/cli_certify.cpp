@@ -53,9 +53,9 @@ SubcommandRun add_certify_command(CLI::App& app) {
     cmd->add_flag("--json", args->json, "Slurm: print the certification report as JSON")
         ->excludes(k8s);
     cmd->add_option("--ledger", args->ledger,
-                    "Slurm: record the validation in this ledger as a certification (certified "
-                    "nodes pass, failed ones fail; overrides ledger.url)")
-        ->excludes(k8s);
+                    "with --apply, record the validation in this ledger as a certification "
+                    "(certified nodes pass, failed ones fail, the rest none; overrides "
+                    "ledger.url)");
 
     // Kubernetes only.
     cmd->add_option("--report", args->report, "k8s: decide from a saved report.json, no run")

@@ -3,6 +3,7 @@
 // carried out on the Nodes.
 #include "controller/cli/cli_k8s.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "controller/cli/cli_ledger.hpp"
 #include "controller/run/k8s_certify.hpp"
 #include "controller/run/orchestrator.hpp"
 #include "core/config.hpp"
@@ -41,6 +43,7 @@ int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool lo
     outcome::k8s::Client client(*cluster, outcome::k8s::client_options_from(config.k8s));
 
     outcome::RunReport report;
+    std::string report_dir;  // where the run wrote its report (no run: --report)
     if (!a.report.empty()) {
         std::ifstream in(a.report);
         try {
@@ -52,8 +55,10 @@ int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool lo
     } else {
         RunOptions options;
         options.config = config;
-        // Certification decides by the verdicts alone: the run itself taints nothing.
+        // Certification decides by the verdicts alone: the run itself taints nothing, and it is
+        // recorded once, as a certification, below (not also as a gate run).
         options.config.actions.targets.clear();
+        options.config.ledger.url.clear();
         try {
             if (!a.nodes.empty()) {
                 options.nodes = core::inventory_from_hostlist(a.nodes);
@@ -104,9 +109,29 @@ int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool lo
             return core::to_int(core::ExitCode::usage);
         }
         std::fprintf(stderr, "report: %s/report.json\n", options.report_dir.c_str());
+        report_dir = options.report_dir;
     }
 
     auto decisions = k8s::certify_nodes(&client, report, a.apply);
+    // As for Slurm: once the decisions are applied, the validation is one certification in the
+    // ledger: a node whose taint was removed passes, a node that failed fails; a node not judged
+    // (inconclusive, unreachable) or whose taint could not be removed gets none.
+    const std::string ledger_url = a.ledger.empty() ? config.ledger.url : a.ledger;
+    if (a.apply && !ledger_url.empty()) {
+        std::map<std::string, core::Verdict> decided;
+        for (const auto& d : decisions) {
+            const auto node = std::find_if(report.nodes.begin(), report.nodes.end(),
+                                           [&d](const auto& n) { return n.name == d.node; });
+            if (d.certified && d.error.empty()) {
+                decided[d.node] = core::Verdict::pass;
+            } else if (!d.certified && node != report.nodes.end() &&
+                       node->verdict == core::Verdict::fail) {
+                decided[d.node] = core::Verdict::fail;
+            }
+        }
+        record_certification(ledger_url, report, decided, config.ledger,
+                             a.report.empty() ? report_dir + "/report.json" : a.report);
+    }
     int certified = 0;
     bool any_error = false;
     for (const auto& d : decisions) {

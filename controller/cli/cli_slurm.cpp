@@ -13,6 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "controller/cli/cli_ledger.hpp"
 #include "controller/launch/slurm_launcher.hpp"
 #include "controller/run/certify.hpp"
 #include "core/atomic_file.hpp"
@@ -22,7 +23,6 @@
 #include "core/hostlist.hpp"
 #include "core/inventory.hpp"
 #include "core/process.hpp"
-#include "ledger/ledger.hpp"
 #include "outcome/report/text.hpp"
 #include "outcome/slurm_info.hpp"
 #include "plugins/check.hpp"
@@ -144,31 +144,6 @@ int check_prolog_main(const CheckPrologArgs& args) {
     return core::to_int(warnings.empty() ? core::ExitCode::ok : core::ExitCode::warnings);
 }
 
-void record_certification(const std::string& url, const outcome::RunReport& validation,
-                          const CertifyReport& report, const core::LedgerConfig& cfg,
-                          const std::string& dir) {
-    ledger::RecordOptions how;
-    how.kind = ledger::k_kind_certify;
-    how.certify_by_verdict = false;  // only certified and failed nodes; the rest: none
-    how.recorded_by = "preflight certify";
-    for (const auto& n : report.nodes) {
-        if (n.outcome == "certified")
-            how.certifications[n.node] = core::Verdict::pass;
-        if (n.outcome == "failed")
-            how.certifications[n.node] = core::Verdict::fail;
-    }
-    try {
-        auto l = ledger::Ledger::open(url, cfg.connect_timeout_s);
-        const auto s = l->record(validation, how);
-        spdlog::info("ledger {}: {} certifications recorded", l->describe(), s.certifications);
-    } catch (const ledger::DbError& e) {
-        spdlog::error(
-            "{}: the certification stands; record it later with `preflight ledger "
-            "import --kind certify {}/report.json`",
-            e.what(), dir);
-    }
-}
-
 }  // namespace
 
 int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bool log_json) {
@@ -248,7 +223,15 @@ int certify_slurm_main(const CertifyArgs& args, const std::string& log_level, bo
         return *validation;
     });
     if (!ledger_url.empty() && validation && options.apply) {
-        record_certification(ledger_url, *validation, report, options.run.config.ledger, dir);
+        std::map<std::string, core::Verdict> decided;
+        for (const auto& n : report.nodes) {
+            if (n.outcome == "certified" || n.outcome == "failed") {
+                decided[n.node] =
+                    n.outcome == "certified" ? core::Verdict::pass : core::Verdict::fail;
+            }
+        }
+        record_certification(ledger_url, *validation, decided, options.run.config.ledger,
+                             dir + "/report.json");
     }
     if (auto st = core::write_file_atomic(dir + "/certify.json", report.to_json().dump(2) + "\n");
         !st) {

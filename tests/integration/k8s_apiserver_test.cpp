@@ -229,10 +229,20 @@ TEST_F(K8sApiServer, OperatorTaintsAreNeverRemovedAndCertifyUntaintsOnlyPassingN
     EXPECT_EQ(count_requests("PATCH", "/api/v1/nodes"), patches_before);
     EXPECT_EQ(count_requests("POST", "/api/v1/namespaces/default/events"), 0);
 
+    // --apply with a ledger: the decisions are also one certification there (n1 and n3 pass,
+    // n2 fails); the dry run above recorded nothing.
+    const std::string ledger = "sqlite:" + (m_dir / "ledger.sqlite").string();
     auto applied = run({k_bin + "/preflight", "certify", "--k8s", "--report", saved.string(),
-                        "--config", config, "--apply"});
+                        "--config", config, "--apply", "--ledger", ledger});
     EXPECT_EQ(applied.exit_code, 1) << applied.output;
     EXPECT_NE(applied.output.find("2 of 3 nodes certified"), std::string::npos) << applied.output;
+    for (const auto& [node, status] :
+         {std::pair{"n1", "certified"}, std::pair{"n2", "failed"}, std::pair{"n3", "certified"}}) {
+        auto shown =
+            run({k_bin + "/preflight", "ledger", "show", node, "--ledger", ledger, "--json"});
+        ASSERT_EQ(shown.exit_code, 0) << shown.output;
+        EXPECT_EQ(json::parse(shown.output)["certification"]["status"], status) << shown.output;
+    }
 
     json n1 = kubectl_json({"get", "node", "n1"});
     EXPECT_TRUE(taint_of(n1, "preflight.dev/uncertified").is_null()) << n1.dump(2);
