@@ -180,7 +180,13 @@ TEST(RunProcess, KillRunningChildrenStopsTheGroupsOfChildrenInFlight) {
     });
     pid_t grandchild = read_pid(pid_file, 5s);
     ASSERT_GT(grandchild, 0);
-    EXPECT_EQ(kill_running_children(0), 1);  // signal 0 only counts
+    // The child is listed once run_process is back from the fork, which can be after the script
+    // wrote its pid file (seen under ASan in CI): wait for it; signal 0 only counts.
+    const auto listed_by = Clock::now() + 5s;
+    while (kill_running_children(0) == 0 && Clock::now() < listed_by) {
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_EQ(kill_running_children(0), 1);
     auto start = Clock::now();
     EXPECT_EQ(kill_running_children(SIGKILL), 1);
     waiter.join();
