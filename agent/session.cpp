@@ -16,6 +16,7 @@
 #include "core/auth.hpp"
 #include "core/build_info.hpp"
 #include "core/checked_number.hpp"
+#include "core/heartbeat.hpp"
 #include "core/log_text.hpp"
 #include "core/protocol.hpp"
 #include "core/stream.hpp"
@@ -245,8 +246,7 @@ class Session {
                  " s");
             return;
         }
-        // Any frame tells the controller this agent is alive: no heartbeat right after one.
-        if (Clock::now() - m_last_sent >= m_heartbeat / 2) {
+        if (core::heartbeat_due(m_last_sent, Clock::now(), m_heartbeat)) {
             send(core::msg::Heartbeat{});
         }
         m_timer.expires_after(m_heartbeat);

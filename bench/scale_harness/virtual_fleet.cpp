@@ -19,6 +19,7 @@
 #include "core/busbw.hpp"
 #include "core/frame_codec.hpp"
 #include "core/frame_seal.hpp"
+#include "core/heartbeat.hpp"
 #include "core/keys.hpp"
 #include "core/protocol.hpp"
 #include "plugins/check.hpp"
@@ -400,10 +401,11 @@ class Fleet {
     }
 
     void heartbeat_tick(double interval_s) {
-        // As preflight-agent: no heartbeat from a node that sent a frame in the last half interval.
-        const auto recent = Clock::now() - seconds(interval_s / 2);
+        const auto now = Clock::now();
         for (auto& node : m_nodes) {
-            if (node->open && node->authenticated && node->last_sent < recent) {
+            if (node->open && node->authenticated &&
+                core::heartbeat_due(node->last_sent, now,
+                                    std::chrono::duration<double>(interval_s))) {
                 send(*node, core::msg::Heartbeat{});
             }
         }

@@ -3,11 +3,11 @@
 // carried out on the Nodes.
 #include "controller/cli/cli_k8s.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include <spdlog/spdlog.h>
 
@@ -118,14 +118,16 @@ int certify_k8s_main(const CertifyArgs& a, const std::string& log_level, bool lo
     // (inconclusive, unreachable) or whose taint could not be removed gets none.
     const std::string ledger_url = a.ledger.empty() ? config.ledger.url : a.ledger;
     if (a.apply && !ledger_url.empty()) {
+        std::map<std::string, core::Verdict> verdict_of;
+        for (const auto& n : report.nodes) {
+            verdict_of[n.name] = n.verdict;
+        }
         std::map<std::string, core::Verdict> decided;
         for (const auto& d : decisions) {
-            const auto node = std::find_if(report.nodes.begin(), report.nodes.end(),
-                                           [&d](const auto& n) { return n.name == d.node; });
             if (d.certified && d.error.empty()) {
                 decided[d.node] = core::Verdict::pass;
-            } else if (!d.certified && node != report.nodes.end() &&
-                       node->verdict == core::Verdict::fail) {
+            } else if (auto v = verdict_of.find(d.node);
+                       !d.certified && v != verdict_of.end() && v->second == core::Verdict::fail) {
                 decided[d.node] = core::Verdict::fail;
             }
         }

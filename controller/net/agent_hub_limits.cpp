@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/net/agent_hub.hpp"
+#include "core/heartbeat.hpp"
 
 namespace preflight::controller {
 
@@ -90,11 +91,7 @@ void AgentHub::tick() {
                 conn, fmt::format("frame not complete {:.1f} s after its first byte (frame "
                                   "deadline {:.1f} s)",
                                   frame_age, m_options.frame_timeout_s));
-        } else if (conn->authenticated && now - conn->last_sent() >= heartbeat / 2) {
-            // A connection sent a frame in the last half interval needs no heartbeat: the agent
-            // counts any frame as a sign of life, and the next tick is at most 1.5 intervals
-            // after that frame (the agent gives up after 3). At scale this skips a sealed frame
-            // per agent per interval while steps are being dispatched.
+        } else if (conn->authenticated && core::heartbeat_due(conn->last_sent(), now, heartbeat)) {
             conn->send_payload(k_heartbeat);
         }
     }

@@ -1,5 +1,6 @@
 #include "core/protocol.hpp"
 #include "core/build_info.hpp"
+#include "core/heartbeat.hpp"
 
 #include <string>
 #include <vector>
@@ -474,6 +475,17 @@ TEST(Protocol, HeartbeatFastPathIsExactBytesOnly) {
     ASSERT_FALSE(old.ok());
     EXPECT_NE(old.error().message.find("unsupported protocol version 1"), std::string::npos);
     EXPECT_FALSE(parse_message(R"({"type":"heartbeat","v":2}x)").ok());
+}
+
+// Both ends skip a heartbeat to a peer they sent a frame in the last half interval (any frame is a
+// sign of life; the silence limit is 3 intervals, so the longest silence stays 1.5).
+TEST(Heartbeat, DueOnlyHalfAnIntervalAfterTheLastFrame) {
+    using namespace std::chrono_literals;
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_FALSE(heartbeat_due(t0, t0, 2s));
+    EXPECT_FALSE(heartbeat_due(t0, t0 + 999ms, 2s));
+    EXPECT_TRUE(heartbeat_due(t0, t0 + 1s, 2s));
+    EXPECT_TRUE(heartbeat_due(std::chrono::steady_clock::time_point{}, t0, 2s));  // never sent
 }
 
 // Found by fuzz/protocol_fuzz: 200k nested brackets in a hello's inventory overflowed the stack in
