@@ -106,7 +106,7 @@ std::map<std::string, ledger::CheckHistory> PrologMemory::history() const {
         h.samples = static_cast<int>(runs.size());
         if (!seconds.empty()) {
             std::sort(seconds.begin(), seconds.end());
-            h.median_seconds = seconds[seconds.size() / 2];
+            h.expected_seconds = seconds[seconds.size() / 2];
         }
         out[check] = h;
     }

@@ -16,23 +16,28 @@ std::vector<PlannedCheck> plan_budget(const std::vector<std::string>& checks,
         p.check = check;
         auto it = history.find(check);
         const CheckHistory h = it == history.end() ? CheckHistory{} : it->second;
-        p.expected_known = h.median_seconds.has_value();
-        p.expected_s = h.median_seconds.value_or(options.unknown_s);
+        p.expected_known = h.expected_seconds.has_value();
+        p.expected_s = h.expected_seconds.value_or(options.unknown_s);
         p.last_run_at = h.last_run_at;
         p.last_verdict = h.last_verdict;
+        const bool fleet = h.nodes > 0;
         if (h.last_run_at.empty()) {
             p.must = true;
-            p.why = "never measured on this node";
+            p.why = fleet ? fmt::format("never measured on {} of {} node(s)", h.nodes_unmeasured,
+                                        h.nodes)
+                          : "never measured on this node";
         } else if (h.node_failures > 0 || h.last_verdict == "fail" || h.last_verdict == "error") {
             p.must = true;
-            p.why = fmt::format("failed or errored here {} time(s) recently", h.node_failures);
+            p.why = fmt::format("failed or errored {} {} time(s) recently",
+                                fleet ? "on these nodes" : "here", h.node_failures);
         }
         if (p.must) {
             p.value = std::numeric_limits<double>::infinity();
         } else {
             const double age = seconds_since(h.last_run_at).value_or(options.window_s);
             p.value = std::max(0.0, age) / options.window_s + (h.peer_failures > 0 ? 1.0 : 0.0);
-            p.why = fmt::format("last ran {:.0f} s ago{}", std::max(0.0, age),
+            p.why = fmt::format("last ran {:.0f} s ago{}{}", std::max(0.0, age),
+                                fleet ? " (on its least recent node)" : "",
                                 h.peer_failures > 0 ? ", failed on peers recently" : "");
         }
         plan.push_back(std::move(p));

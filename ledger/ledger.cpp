@@ -160,7 +160,7 @@ std::map<std::string, CheckHistory> Ledger::check_history(const std::string& nod
         }
         if (!seconds.empty()) {
             std::sort(seconds.begin(), seconds.end());
-            h.median_seconds = seconds[seconds.size() / 2];
+            h.expected_seconds = seconds[seconds.size() / 2];
         }
         const auto peers = m_db->query(
             "SELECT count(*) FROM results WHERE check_name = ? AND node <> ? AND verdict = 'fail' "

@@ -60,12 +60,17 @@ struct CertificationStatus {
 };
 
 struct CheckHistory {
-    int samples = 0;                       // results of this check on this node in the window
-    std::optional<double> median_seconds;  // how long it took (on this node, else on any node)
-    std::string last_run_at;               // "" when it never ran on this node
+    int samples = 0;  // results of this check on this node (these nodes) in the window
+    // How long it takes: for one node the median of its own times (else of any node's); for a
+    // fleet the 90th percentile of recent times, as a batch waits for its slowest nodes.
+    std::optional<double> expected_seconds;
+    std::string last_run_at;  // "" when it never ran on this node (on one of these nodes)
     std::string last_verdict;
-    int node_failures = 0;  // fail or error results on this node in the window
+    int node_failures = 0;  // fail or error results on this node (these nodes) in the window
     int peer_failures = 0;  // fail results on other nodes in the window
+    // Fleet only: how many nodes were asked about, and how many of them never ran the check.
+    int nodes = 0;
+    int nodes_unmeasured = 0;
 };
 
 class Ledger {
@@ -103,6 +108,12 @@ class Ledger {
     std::map<std::string, CheckHistory> check_history(const std::string& node,
                                                       const std::vector<std::string>& checks,
                                                       const std::string& since);
+    // A run's planner (fleet_history.cpp): the same for a set of nodes run together. last_run_at
+    // is the oldest of the nodes' latest runs ("" when one never ran it), last_verdict "fail" or
+    // "error" when the latest run of any node ended so.
+    std::map<std::string, CheckHistory> fleet_check_history(const std::vector<std::string>& nodes,
+                                                            const std::vector<std::string>& checks,
+                                                            const std::string& since);
 
   private:
     std::unique_ptr<Db> m_db;

@@ -19,6 +19,7 @@
 #include "controller/cli/cli_slurm.hpp"
 #include "controller/cli/cli_testbed.hpp"
 #include "controller/run/orchestrator.hpp"
+#include "core/checked_number.hpp"
 #include "core/config.hpp"
 #include "core/exit_code.hpp"
 #include "core/inventory.hpp"
@@ -67,6 +68,7 @@ struct RunArgs {
     bool dry_run = false;
     std::string ledger;       // --ledger: overrides ledger.url
     std::string ledger_kind;  // --ledger-kind: overrides ledger.kind
+    double budget_s = 0.0;    // --budget-s
     SlurmLaunchOptions slurm;
 };
 
@@ -97,6 +99,13 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
         options.config.ledger.url = args.ledger;
     if (!args.ledger_kind.empty())
         options.config.ledger.kind = args.ledger_kind;
+    if (args.budget_s > 0.0 && options.config.ledger.url.empty()) {
+        std::fprintf(stderr,
+                     "preflight: --budget-s picks checks from the ledger's history of these nodes: "
+                     "give --ledger URL or ledger.url in the configuration\n");
+        return core::to_int(core::ExitCode::usage);
+    }
+    options.budget_s = args.budget_s;
     options.launcher = args.launcher;
     options.report_dir =
         args.report_dir.empty() ? "preflight-reports/" + make_run_id() : args.report_dir;
@@ -213,6 +222,13 @@ int preflight_main(int argc, char** argv) {
                      "what the run is in the ledger: gate (default) or certify (its passing "
                      "nodes are certified, its failing nodes are not)")
         ->check(CLI::IsMember({"gate", "certify"}));
+    run_cmd
+        ->add_option("--budget-s", run.budget_s,
+                     "time budget of the whole run in seconds (e.g. 120 for a job gate): runs the "
+                     "checks that fit, most valuable first, from the ledger's history of these "
+                     "nodes (needs --ledger or ledger.url); the report lists what was left out "
+                     "and when it last ran; a run that reaches the budget stops, inconclusive")
+        ->check(finite_number(1, core::k_max_duration_s));
     add_slurm_run_options(run_cmd, run.slurm);
 
     const std::vector<SubcommandRun> subcommands = {

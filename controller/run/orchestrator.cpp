@@ -68,9 +68,13 @@ class InterruptWatch {
     explicit InterruptWatch(RunContext& run)
         : m_thread([this, &run] {
               while (!m_done) {
+                  if (run.budget_deadline && Clock::now() >= *run.budget_deadline) {
+                      run.budget_spent = true;
+                  }
                   if (run.interrupted()) {
-                      spdlog::warn("interrupted: stopping agents and writing the report");
-                      run.server->hub().shutdown("interrupted");
+                      spdlog::warn("{}: stopping agents and writing the report",
+                                   run.interrupted_because());
+                      run.server->hub().shutdown(run.interrupted_because());
                       return;
                   }
                   std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -157,8 +161,12 @@ outcome::RunReport run_preflight(const RunOptions& options) {
     run.progress = [&progress](const std::string& what, std::size_t d, std::size_t t) {
         progress.update(what, d, t);
     };
+    if (options.budget_s > 0.0)
+        stage(run, "budget", plan_within_budget);
     stage(run, "launch", launch_agents);
     stage(run, "connect", connect_agents);
+    if (run.budget_deadline && Clock::now() >= *run.budget_deadline)
+        run.budget_spent = true;  // connecting alone used it up: no check starts
     const double cpu_start = cpu_seconds();
     {
         InterruptWatch watch(run);
@@ -167,6 +175,8 @@ outcome::RunReport run_preflight(const RunOptions& options) {
         stage(run, "confirm", confirm_and_close);
     }
     const double cpu_rounds = cpu_seconds() - cpu_start;
+    if (run.budget_spent)
+        run.report.ledger["budget"]["used_up"] = true;
     auto stopping = Clock::now();
     run.server->stop();
     run.plan.launcher->stop();

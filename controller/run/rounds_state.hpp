@@ -280,6 +280,9 @@ class RoundsState {
                         others.push_back(m);
                     }
                 }
+                // The node's time in the check: its longest step (a round's steps run at once;
+                // the ledger's planner learns a round's time from it).
+                r.seconds = std::max(r.seconds, g.seconds);
                 if (g.busbw_gbps) {
                     best = best ? std::max(*best, *g.busbw_gbps) : *g.busbw_gbps;
                     trail.push_back(fmt::format("{} with {}: {:.4g}{}", g.id,

@@ -27,6 +27,9 @@ struct RunOptions {
     bool log_json = false;
     bool progress = true;                            // progress lines on stderr while rounds run
     const std::atomic<bool>* interrupted = nullptr;  // set by a signal handler
+    // --budget-s: seconds the whole run may take (0: no budget). The checks that fit are chosen
+    // from the ledger's history (stages_budget.cpp) and the run stops at the budget.
+    double budget_s = 0.0;
 };
 
 }  // namespace preflight::controller

@@ -7,9 +7,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,7 +41,10 @@ struct RunPlan {
 // Everything the stages after `plan` share.
 struct RunContext {
     RunContext(const RunOptions& opts, RunPlan run_plan, outcome::RunReport run_report)
-        : options(opts), plan(std::move(run_plan)), report(std::move(run_report)) {}
+        : options(opts),
+          plan(std::move(run_plan)),
+          report(std::move(run_report)),
+          checks(opts.config.checks) {}
 
     const RunOptions& options;
     RunPlan plan;
@@ -48,15 +53,24 @@ struct RunContext {
     std::map<std::string, std::string> unreachable;  // node -> why its agent never connected
     std::vector<std::string> live;                   // nodes whose agent connected
     std::map<std::string, core::Node> by_name;
+    std::vector<std::string> checks;  // the checks judged: the configured ones within the budget
     NodeResults results;
     std::vector<SuspectSearch> searches;  // rounds -> confirm, one per group check
     int step_batches = 0;
     std::unique_ptr<ledger::Ledger> ledger;  // open when the run records (ledger.url)
     std::function<void(const std::string&, std::size_t, std::size_t)> progress;
 
+    // --budget-s: when the run must end, and whether it reached that point before finishing.
+    std::optional<std::chrono::steady_clock::time_point> budget_deadline;
+    std::atomic<bool> budget_spent{false};
+
+    // Stopped early, by a signal or by the budget: verdicts partial, no action.
     bool interrupted() const {
-        return options.interrupted != nullptr && options.interrupted->load();
+        return budget_spent.load() ||
+               (options.interrupted != nullptr && options.interrupted->load());
     }
+    // Why a step or check did not run when interrupted() holds.
+    std::string interrupted_because() const;
     std::string cohort_of(const std::string& node) const;
     std::vector<std::string> still_connected();
 };
@@ -66,6 +80,10 @@ RunPlan plan_run(const RunOptions& options, outcome::RunReport& report);
 // controller's address as agents would dial it (PORT where the port is chosen at run time).
 // Starts, creates and listens on nothing.
 std::string describe_launch(RunContext& run);
+// --budget-s (stages_budget.cpp): drops the checks that do not fit the budget, from the ledger's
+// history of these nodes, and sets the run's deadline. The report's ledger section says what was
+// left out, why, and when it last ran.
+void plan_within_budget(RunContext& run);
 void launch_agents(RunContext& run);
 void connect_agents(RunContext& run);
 void run_node_local(RunContext& run);
@@ -79,6 +97,9 @@ void write_run_report(RunContext& run);
 // that cannot be opened or written is an error in the report and the log, never a lost run: the
 // verdicts and reports stand, and the report.json can be imported later.
 void ledger_history(RunContext& run);
+// Opens the run's ledger once (run.ledger) and starts report.ledger; false when it cannot be
+// opened (the error is in the report and the log).
+bool open_run_ledger(RunContext& run);
 void ledger_record(RunContext& run);
 
 // The params a check runs with: its configured params, with `phase` set when given.

@@ -104,7 +104,8 @@ void read_counters_after(RunContext& run) {
                 it->second.detail =
                     "baseline taken, but the counters after the collectives were "
                     "not read (" +
-                    std::string(run.interrupted() ? "interrupted" : "agent lost") + ")";
+                    (run.interrupted() ? run.interrupted_because() : std::string("agent lost")) +
+                    ")";
             }
         }
     }

@@ -23,20 +23,32 @@ void ledger_failed(RunContext& run, const std::string& what) {
 
 }  // namespace
 
-void ledger_history(RunContext& run) {
+bool open_run_ledger(RunContext& run) {
     const auto& cfg = run.options.config.ledger;
-    if (cfg.url.empty())
-        return;
+    if (run.ledger)
+        return true;
     auto& info = run.report.ledger;
-    info = {{"ledger", ledger::describe_url(cfg.url)}, {"kind", cfg.kind}, {"recorded", false}};
+    if (cfg.url.empty() || (info.is_object() && info.contains("error")))
+        return false;  // none, or it already failed once this run (said then)
+    if (!info.is_object())
+        info = nlohmann::json::object();
+    info["ledger"] = ledger::describe_url(cfg.url);
+    info["kind"] = cfg.kind;
+    info["recorded"] = false;
     try {
         run.ledger = ledger::Ledger::open(cfg.url, cfg.connect_timeout_s);
     } catch (const ledger::DbError& e) {
         ledger_failed(run, e.what());
-        return;
+        return false;
     }
-    if (run.interrupted())
+    return true;
+}
+
+void ledger_history(RunContext& run) {
+    if (!open_run_ledger(run) || run.interrupted())
         return;
+    const auto& cfg = run.options.config.ledger;
+    auto& info = run.report.ledger;
     const auto& rule = cfg.self_history;
     std::set<std::string> judged;
     for (const auto& n : run.report.nodes)

@@ -27,13 +27,13 @@ void judge_run(RunContext& run) {
         }
         // Moved: nothing reads run.results after the judgement (the report holds them).
         in.results = std::move(run.results[n.name]);
-        for (const auto& check : cfg.checks) {
+        for (const auto& check : run.checks) {
             if (in.unreachable.empty() && in.results.count(check) == 0) {
                 core::CheckResult r;
                 r.check = check;
                 r.verdict = core::Verdict::error;
                 auto l = lost.find(n.name);
-                r.detail = run.interrupted() ? "not run: interrupted"
+                r.detail = run.interrupted() ? "not run: " + run.interrupted_because()
                            : l != lost.end() ? "not run: agent lost: " + l->second
                                              : "not run";
                 in.results[check] = r;
@@ -41,7 +41,7 @@ void judge_run(RunContext& run) {
         }
         inputs.push_back(std::move(in));
     }
-    run.report.nodes = evaluate(std::move(inputs), cfg.checks, cfg.evaluation);
+    run.report.nodes = evaluate(std::move(inputs), run.checks, cfg.evaluation);
     // Settings that disagree with the rest of the cohort (DCQCN, MTU, rates): a warn per node.
     add_drift(run.report.nodes, cfg.evaluation);
 }

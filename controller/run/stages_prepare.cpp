@@ -219,7 +219,11 @@ std::string describe_launch(RunContext& run) {
 void connect_agents(RunContext& run) {
     const auto& cfg = run.options.config;
     // Agents that exit early are unreachable at once, not after the deadline.
-    auto deadline = Clock::now() + core::clamp_to_millis(cfg.deadlines.connect_s);
+    const auto started = Clock::now();
+    auto deadline = started + core::clamp_to_millis(cfg.deadlines.connect_s);
+    const bool budget_first = run.budget_deadline && *run.budget_deadline < deadline;
+    if (budget_first)
+        deadline = *run.budget_deadline;
     std::map<std::string, std::string> exited;
     auto& hub = run.server->hub();
     auto connected = hub.wait_for_agents(deadline, [&] {
@@ -245,8 +249,12 @@ void connect_agents(RunContext& run) {
         } else if (run.unreachable.count(n.name) == 0) {
             auto e = exited.find(n.name);
             run.unreachable[n.name] =
-                e != exited.end()
-                    ? e->second
+                e != exited.end() ? e->second
+                : budget_first
+                    ? fmt::format(
+                          "agent did not connect within {:.1f} s, before the run's time "
+                          "budget ran out",
+                          std::chrono::duration<double>(deadline - started).count())
                     : fmt::format("agent did not connect within {:.0f} s", cfg.deadlines.connect_s);
         }
     }

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "outcome/budget_notices.hpp"
 #include "outcome/job_impact.hpp"
 #include "outcome/report/html_parts.hpp"
 #include "outcome/report/terminal.hpp"
@@ -122,6 +123,13 @@ std::string render_html(const RunReport& r) {
     }
     for (const auto& notice : undecided_notices(r)) {
         out += "<p class=\"banner bad\">" + esc(notice) + "</p>\n";
+    }
+    if (const auto budget = budget_notices(r); !budget.empty()) {
+        out += "<pre class=\"muted\">";
+        for (const auto& line : budget) {
+            out += esc(line) + "\n";
+        }
+        out += "</pre>\n";
     }
     out += "<p class=\"muted\">" + esc(r.started_at) + " \u2192 " + esc(r.finished_at) + " (" +
            fmt(r.wall_seconds) + " s), launcher " + esc(r.launcher) + ", " +

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "outcome/budget_notices.hpp"
 #include "outcome/job_impact.hpp"
 #include "outcome/report/terminal.hpp"
 #include "outcome/tally.hpp"
@@ -52,6 +53,9 @@ std::string render_markdown(const RunReport& r) {
     }
     for (const auto& notice : undecided_notices(r)) {
         out += "> " + markdown_escape(notice) + "\n\n";
+    }
+    for (const auto& line : budget_notices(r)) {
+        out += "> " + markdown_escape(line) + "\n\n";
     }
     const auto checks = busbw_checks(r);
     if (!checks.empty()) {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "outcome/budget_notices.hpp"
 #include "outcome/tally.hpp"
 
 namespace preflight::outcome {
@@ -298,6 +299,12 @@ std::string render_terminal(const RunReport& report, bool color) {
     }
     if (report.interrupted) {
         out += "\nINTERRUPTED: the run was stopped before it finished; no action was planned.\n";
+    }
+    if (const auto budget = budget_notices(report); !budget.empty()) {
+        out += "\n";
+        for (const auto& line : budget) {
+            out += sanitize_text(line) + "\n";
+        }
     }
     if (!report.actions.empty()) {
         const std::string title =

@@ -180,10 +180,56 @@ TEST_P(LedgerSuite, RecentValuesAndCheckHistoryFeedTheRulesAndThePlanner) {
                                          "2026-11-01T00:00:00Z");
     EXPECT_EQ(h.at("collective.gloo_allreduce").samples, 3);
     EXPECT_EQ(h.at("collective.gloo_allreduce").last_run_at, "2026-11-22T10:00:00Z");
-    EXPECT_DOUBLE_EQ(*h.at("collective.gloo_allreduce").median_seconds, 2.5);
+    EXPECT_DOUBLE_EQ(*h.at("collective.gloo_allreduce").expected_seconds, 2.5);
     EXPECT_EQ(h.at("collective.gloo_allreduce").peer_failures, 1);  // n2 in r2
     EXPECT_EQ(h.at("link.pause").samples, 0);
-    EXPECT_FALSE(h.at("link.pause").median_seconds.has_value());
+    EXPECT_FALSE(h.at("link.pause").expected_seconds.has_value());
+}
+
+// `preflight run --budget-s`: the fleet's view of each check. By hand from the records below:
+// gloo ran on n1 (r1, r2), n2 (r1, r2: error), n3 (r1) and x9 (r1: fail, not asked about);
+// its times, in seconds, are 1 2 3 4 (r1) and 5 6 (r2): the 90th percentile of the six, index
+// floor(0.9 * 5) = 4 of the sorted times, is 5.
+TEST_P(LedgerSuite, FleetHistoryTakesTheOldestLatestRunTheWorstVerdictAndASlowTime) {
+    auto ledger = Ledger::open(url());
+    auto r1 = make_report("r1", "2026-11-20T10:00:00Z",
+                          {{"n1"}, {"n2"}, {"n3"}, {"x9", 40.0, Verdict::fail}});
+    auto r2 = make_report("r2", "2026-11-22T10:00:00Z", {{"n1"}, {"n2", 100.0, Verdict::error}});
+    double t = 1.0;
+    for (auto* r : {&r1, &r2})
+        for (auto& n : r->nodes)
+            n.checks[1].seconds = t++;  // collective.gloo_allreduce
+    ledger->record(r1, {});
+    ledger->record(r2, {});
+    const std::string since = "2026-11-01T00:00:00Z";
+    const std::vector<std::string> checks = {"collective.gloo_allreduce", "link.pause"};
+
+    const auto four = ledger->fleet_check_history({"n1", "n2", "n3", "n4"}, checks, since);
+    const auto& gloo = four.at("collective.gloo_allreduce");
+    EXPECT_EQ(gloo.nodes, 4);
+    EXPECT_EQ(gloo.nodes_unmeasured, 1);  // n4
+    EXPECT_EQ(gloo.last_run_at, "");      // so: never measured on one of them
+    EXPECT_EQ(gloo.samples, 5);           // n1 2, n2 2, n3 1
+    EXPECT_EQ(gloo.node_failures, 1);     // n2's error in r2
+    EXPECT_EQ(gloo.peer_failures, 1);     // x9's fail in r1
+    EXPECT_EQ(gloo.last_verdict, "error");
+    ASSERT_TRUE(gloo.expected_seconds.has_value());
+    EXPECT_DOUBLE_EQ(*gloo.expected_seconds, 5.0);
+    const auto& pause = four.at("link.pause");
+    EXPECT_EQ(pause.samples, 0);
+    EXPECT_EQ(pause.nodes_unmeasured, 4);
+    EXPECT_FALSE(pause.expected_seconds.has_value());
+
+    // Every node asked about ran it: the oldest of their latest runs is n3's, in r1.
+    const auto three = ledger->fleet_check_history({"n1", "n3"}, checks, since);
+    EXPECT_EQ(three.at("collective.gloo_allreduce").last_run_at, "2026-11-20T10:00:00Z");
+    EXPECT_EQ(three.at("collective.gloo_allreduce").last_verdict, "pass");
+    EXPECT_EQ(three.at("collective.gloo_allreduce").node_failures, 0);
+    EXPECT_EQ(three.at("collective.gloo_allreduce").peer_failures, 1);
+    // Outside the window nothing counts.
+    const auto later = ledger->fleet_check_history({"n1"}, checks, "2026-11-23T00:00:00Z");
+    EXPECT_EQ(later.at("collective.gloo_allreduce").samples, 0);
+    EXPECT_EQ(later.at("collective.gloo_allreduce").nodes_unmeasured, 1);
 }
 
 TEST_P(LedgerSuite, RefusesADatabaseOfANewerSchemaByName) {

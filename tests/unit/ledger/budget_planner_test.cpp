@@ -15,7 +15,7 @@ CheckHistory ran(double seconds, double hours_ago, const std::string& verdict = 
                  int peer_failures = 0) {
     CheckHistory h;
     h.samples = 3;
-    h.median_seconds = seconds;
+    h.expected_seconds = seconds;
     h.last_run_at = preflight::ledger::utc_time_ago(hours_ago * 3600.0);
     h.last_verdict = verdict;
     h.node_failures = verdict == "pass" ? 0 : 1;
@@ -76,6 +76,26 @@ TEST(BudgetPlanner, AMustRunCheckThatCannotFitIsLeftOutNotStartedToOverrun) {
     ASSERT_EQ(plan.size(), 1u);
     EXPECT_FALSE(plan[0].run);
     EXPECT_TRUE(plan[0].must);
+}
+
+TEST(BudgetPlanner, ForAFleetItSaysOnHowManyNodesACheckWasNeverMeasured) {
+    PlannerOptions o;
+    o.budget_s = 10.0;  // 8 s usable
+    CheckHistory some = ran(3.0, 5);
+    some.nodes = 512;
+    some.nodes_unmeasured = 3;
+    some.last_run_at = "";  // as fleet_check_history gives it when a node never ran the check
+    CheckHistory all = ran(3.0, 5);
+    all.nodes = 512;
+    CheckHistory slow = ran(30.0, 50);
+    slow.nodes = 512;
+    const auto plan = plan_budget({"a", "b", "c"}, {{"a", some}, {"b", all}, {"c", slow}}, o);
+    EXPECT_EQ(running(plan), (std::vector<std::string>{"a", "b"}));  // 3 + 3 <= 8; 30 never fits
+    EXPECT_TRUE(plan[0].must);
+    EXPECT_EQ(plan[0].why, "never measured on 3 of 512 node(s)");
+    EXPECT_NE(plan[1].why.find("(on its least recent node)"), std::string::npos) << plan[1].why;
+    EXPECT_NE(plan[2].why.find("left out for the budget: expected 30.0 s"), std::string::npos)
+        << plan[2].why;
 }
 
 }  // namespace
