@@ -144,7 +144,8 @@ void PrologMemory::remember(const std::vector<core::CheckResult>& results, core:
 }
 
 core::Status PrologMemory::save() const {
-    return core::write_file_atomic(m_path, m_doc.dump(1) + "\n");
+    return core::write_file_atomic(
+        m_path, m_doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 std::string config_digest(const std::vector<std::string>& checks,

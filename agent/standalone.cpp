@@ -348,7 +348,8 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         }
     }
     outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    const std::string json = outcome.to_json(node).dump(2) + "\n";
+    const std::string json =
+        outcome.to_json(node).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (!options.outcome_path.empty()) {
         if (auto st = core::write_file_atomic(options.outcome_path, json); !st) {
             spdlog::error("writing {}: {}", options.outcome_path, st.error().message);

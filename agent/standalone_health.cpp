@@ -76,7 +76,7 @@ std::string health_state_text(const HealthState& st, const std::string& node, in
                         {"drained_at", st.drained_at},
                         {"last_verdict", st.last_verdict},
                         {"updated", st.updated}};
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 core::Result<core::UniqueFd> lock_health_state(const std::string& state_dir,

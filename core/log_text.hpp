@@ -20,6 +20,12 @@ inline constexpr std::size_t k_log_reason_bytes = 256;  // reasons and error mes
 // out.
 std::string escape_for_log(std::string_view text, std::size_t max_bytes = k_log_name_bytes);
 
+// Text kept byte for byte where it is valid UTF-8, each byte that is not as the four characters
+// `\xHH`: what a node reports (a DMI serial left as 0xFF bytes by the firmware) becomes valid
+// UTF-8 that still tells such values apart, and nothing else changes. At most max_bytes, cut
+// between characters (no suffix).
+std::string escape_invalid_utf8(std::string_view text, std::size_t max_bytes);
+
 // Length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, at most
 // U+10FFFF) that starts s; 0 when s is empty or does not start with one. Sets *code_point when
 // given.

@@ -9,7 +9,10 @@ namespace preflight::ledger {
 std::string digest_of(const std::map<std::string, std::string>& values) {
     if (values.empty())
         return "";
-    const std::string text = nlohmann::json(values).dump();
+    // Never throws: facts from the agent arrive as valid UTF-8, and node.fingerprint escapes what
+    // is not; anything else that slips through is replaced, not a crash.
+    const std::string text =
+        nlohmann::json(values).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
     EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr);

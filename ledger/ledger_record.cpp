@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/build_info.hpp"
+#include "core/log_text.hpp"
 #include "ledger/ledger.hpp"
 
 namespace preflight::ledger {
@@ -11,6 +12,11 @@ namespace {
 
 Value text(const std::string& s) {
     return s;
+}
+// JSON text for a column. A string that is not valid UTF-8 (a local check's output, in a prolog)
+// is replaced, not thrown: PostgreSQL refuses invalid UTF-8, and the run's record must not fail.
+std::string json_text(const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 Value number(double v) {
     if (!std::isfinite(v))
@@ -135,9 +141,8 @@ RecordSummary Ledger::record(const outcome::RunReport& report, const RecordOptio
             auto it = latest.find(n.name);
             if (it == latest.end() || it->second.identity != *identity_digest ||
                 it->second.software != *software_digest) {
-                fingerprints.add({n.name, identity_digest, software_digest,
-                                  nlohmann::json(fp.identity).dump(),
-                                  nlohmann::json(fp.software).dump(), at, report.run_id});
+                fingerprints.add({n.name, identity_digest, software_digest, json_text(fp.identity),
+                                  json_text(fp.software), at, report.run_id});
             }
         }
         for (const auto& c : n.checks) {
@@ -147,14 +152,14 @@ RecordSummary Ledger::record(const outcome::RunReport& report, const RecordOptio
                     value = number(m->second);
             }
             const auto reference = reference_json(c);
-            results.add({report.run_id, n.name, options.kind, c.check,
-                         std::string(core::to_string(c.verdict)),
-                         std::string(core::to_string(c.undecided)),
-                         c.judged_metric.empty() ? Value{} : text(c.judged_metric), value,
-                         nlohmann::json(c.metrics).dump(),
-                         reference.is_null() ? Value{} : text(reference.dump()), c.detail,
-                         c.seconds > 0.0 ? number(c.seconds) : Value{}, at, identity_digest,
-                         software_digest, c.cached ? "1" : "0"});
+            results.add(
+                {report.run_id, n.name, options.kind, c.check,
+                 std::string(core::to_string(c.verdict)), std::string(core::to_string(c.undecided)),
+                 c.judged_metric.empty() ? Value{} : text(c.judged_metric), value,
+                 json_text(c.metrics), reference.is_null() ? Value{} : text(json_text(reference)),
+                 core::escape_invalid_utf8(c.detail, c.detail.size() * 4),
+                 c.seconds > 0.0 ? number(c.seconds) : Value{}, at, identity_digest,
+                 software_digest, c.cached ? "1" : "0"});
         }
         if (options.kind == k_kind_certify && !n.reference) {
             std::optional<core::Verdict> verdict;

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "core/log_text.hpp"
 #include "core/sysfs.hpp"
 #include "plugins/runtime_versions.hpp"
 
@@ -44,15 +45,16 @@ bool placeholder(const std::string& v) {
     return false;
 }
 
+// Facts are text the ledger, the wire and the digests treat as UTF-8. Firmware does not always
+// write it (unprogrammed DMI strings read as 0xFF bytes; tests/fixtures/fingerprint/SOURCES.md):
+// such bytes become `\xHH`, and a value is cut between characters, never inside one.
 void put(std::map<std::string, std::string>& facts, const std::string& key,
          const std::optional<std::string>& value) {
     if (!value)
         return;
-    std::string v = trim(*value);
-    if (v.size() > core::k_max_fact_size)
-        v.resize(core::k_max_fact_size);
+    std::string v = core::escape_invalid_utf8(trim(*value), core::k_max_fact_size);
     if (!placeholder(v))
-        facts[key] = v;
+        facts[core::escape_invalid_utf8(key, core::k_max_fact_size)] = v;
 }
 
 // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 ..." -> 535.104.05

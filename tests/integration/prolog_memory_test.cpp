@@ -122,7 +122,7 @@ TEST_F(PrologMemory, AWarmCacheAnswersUnderASecondWithTheSameVerdictUntilTheNode
 
 TEST_F(PrologMemory, AForeignOrMangledMemoryIsReadAsNothingAndEverythingRuns) {
     const std::string file = m_dir + "/state/prolog-gpu017.json";
-    for (const std::string text :
+    for (const std::string& text :
          {std::string("not json"),
           std::string(R"({"format": "preflight prolog memory 1", "node": "gpu017",
                           "checks": {"exec.nccl_tests": [{"at": 5, "verdict": [], "seconds": "x"}]},
@@ -184,6 +184,30 @@ TEST_F(PrologMemory, ThePlannerLearnsFromTheLedgerAndThePrologRecordsIntoIt) {
     const auto j = json::parse(show->output);
     EXPECT_EQ(j["fingerprint"]["identity"]["dmi.product_serial"], "CN7016375A0042");
     EXPECT_EQ(j["certification"]["status"], "never");  // a prolog certifies nothing
+}
+
+// A board serial of 0xFF bytes (tests/fixtures/fingerprint/SOURCES.md): before the fix the
+// prolog aborted on it (an uncaught JSON type error in the fingerprint digest) and the job never
+// started. Now it passes, records, and the ledger shows the bytes as \xHH text.
+TEST_F(PrologMemory, ANodeWhoseDmiSerialIsNotUtf8PassesAndIsRecorded) {
+    std::ofstream(m_dir + "/root/sys/class/dmi/id/board_serial", std::ios::binary)
+        << "\xff\xff\xff\xff\n";
+    std::ofstream(m_dir + "/prolog.yaml")
+        << "checks: [node.fingerprint]\nparams:\n  node.fingerprint: {runtimes: false}\n";
+    const std::string url = "sqlite:" + m_dir + "/ledger.sqlite";
+    const auto out = prolog({"--ledger", url, "--cache-ttl", "600"});
+    ASSERT_EQ(out.rc, 0) << out.output;
+    EXPECT_EQ(out.outcome["verdict"], "pass") << out.outcome.dump(2);
+    EXPECT_TRUE(out.outcome["ledger"]["recorded"].get<bool>()) << out.outcome.dump(2);
+    // The warm run reuses it: the digest of the escaped facts is stable.
+    const auto warm = prolog({"--ledger", url, "--cache-ttl", "600"});
+    ASSERT_EQ(warm.rc, 0) << warm.output;
+    EXPECT_TRUE(warm.outcome["cache"]["reused"].get<bool>()) << warm.outcome.dump(2);
+    auto show = preflight::core::run_process(
+        {k_preflight, "ledger", "show", "gpu017", "--ledger", url, "--json"}, {});
+    ASSERT_TRUE(show.ok() && show->ok()) << (show ? show->output : show.error().message);
+    const auto j = json::parse(show->output);
+    EXPECT_EQ(j["fingerprint"]["identity"]["dmi.board_serial"], "\\xff\\xff\\xff\\xff");
 }
 
 TEST_F(PrologMemory, AnUnusableLedgerNeverChangesTheVerdict) {

@@ -103,4 +103,21 @@ TEST(JsonLog, TextEscapedForTheLogIsEscapedOnceMore) {
 }
 
 }  // namespace
+TEST(LogText, EscapeInvalidUtf8KeepsValidTextByteForByte) {
+    using preflight::core::escape_invalid_utf8;
+    // Valid UTF-8, control characters and backslashes included, is not touched.
+    const std::string valid = "Model:\t GPU\nserial \\ caf\xc3\xa9 \xe2\x82\xac";
+    EXPECT_EQ(escape_invalid_utf8(valid, 256), valid);
+    EXPECT_EQ(escape_invalid_utf8("AB\xff\xfe"
+                                  "12",
+                                  256),
+              "AB\\xff\\xfe12");
+    // An overlong form and a lone continuation byte are not UTF-8 either.
+    EXPECT_EQ(escape_invalid_utf8("\xc0\xaf|\x80", 256), "\\xc0\\xaf|\\x80");
+    // Cut between characters: neither a 2-byte character nor an escape is split.
+    EXPECT_EQ(escape_invalid_utf8("abc\xc3\xa9", 4), "abc");
+    EXPECT_EQ(escape_invalid_utf8("ab\xff", 5), "ab");
+    EXPECT_EQ(escape_invalid_utf8("ab\xff", 6), "ab\\xff");
+}
+
 }  // namespace preflight::core

@@ -2,8 +2,10 @@
 // every identity and software fact, written out by hand from the files; placeholders and virtual
 // interfaces left out; and a tree with nothing identifying is a skip, never a fail.
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "plugins/check.hpp"
 #include "plugins/node/fingerprint.hpp"
@@ -69,6 +71,28 @@ TEST(Fingerprint, FactsTravelInTheResultFrameAndOversizedOnesAreRefused) {
     nlohmann::json wrong = j;
     wrong["facts"]["identity.y"] = 5;
     EXPECT_THROW((void)wrong.get<preflight::core::CheckResult>(), std::invalid_argument);
+}
+
+// A board serial of bytes that are not UTF-8 (SOURCES.md): kept, each such byte as the text
+// \xHH, so the fact is valid UTF-8 (the wire, the digests and PostgreSQL need that) and two such
+// serials still differ; a long value is cut between characters, never inside one.
+TEST(Fingerprint, DmiBytesThatAreNotUtf8AreKeptAsHexTextAndCutBetweenCharacters) {
+    namespace fs = std::filesystem;
+    const std::string root = ::testing::TempDir() + "/fingerprint-not-utf8";
+    fs::remove_all(root);
+    fs::copy(k_root, root, fs::copy_options::recursive);
+    const std::string dmi = root + "/sys/class/dmi/id/";
+    std::ofstream(dmi + "board_serial", std::ios::binary) << "AB\xff\xfe"
+                                                             "12\n";
+    // 255 ASCII bytes then a two-byte character (U+00E9): a cut at 256 bytes would split it.
+    std::ofstream(dmi + "product_serial", std::ios::binary) << std::string(255, 'x') << "\xc3\xa9"
+                                                            << "tail\n";
+    const auto facts = read_node_facts(root);
+    EXPECT_EQ(facts.at("identity.dmi.board_serial"), "AB\\xff\\xfe12");
+    EXPECT_EQ(facts.at("identity.dmi.product_serial"), std::string(255, 'x'));
+    // Every fact serializes as JSON without the strict handler throwing.
+    EXPECT_NO_THROW((void)nlohmann::json(facts).dump());
+    fs::remove_all(root);
 }
 
 }  // namespace
