@@ -1,6 +1,7 @@
 #include "ledger/db.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <regex>
 
 namespace preflight::ledger {
@@ -22,7 +23,7 @@ constexpr std::size_t k_rows_per_insert = 200;
 }  // namespace
 
 void Db::insert_rows(const std::string& table, const std::vector<std::string>& columns,
-                     const std::vector<Row>& rows) {
+                     std::vector<Row>& rows) {
     if (rows.empty() || columns.empty())
         return;
     std::string head = "INSERT INTO " + table + " (";
@@ -43,10 +44,11 @@ void Db::insert_rows(const std::string& table, const std::vector<std::string>& c
                 throw DbError("ledger: row of " + std::to_string(rows[r].size()) + " values for " +
                               std::to_string(columns.size()) + " columns of " + table);
             sql += (r > start ? ", " : "") + one;
-            params.insert(params.end(), rows[r].begin(), rows[r].end());
+            std::move(rows[r].begin(), rows[r].end(), std::back_inserter(params));
         }
         exec(sql, params);
     }
+    rows.clear();
 }
 
 void Db::rollback() noexcept {

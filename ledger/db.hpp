@@ -44,8 +44,9 @@ class Db {
     }
     // Inserts rows into table(columns) with multi-row INSERTs of up to a few hundred rows each:
     // one round trip per chunk, not per row (16 384 nodes' results in a few statements).
+    // The rows' values are moved out (the caller's rows are left empty).
     void insert_rows(const std::string& table, const std::vector<std::string>& columns,
-                     const std::vector<Row>& rows);
+                     std::vector<Row>& rows);
 
     void begin() { exec(backend() == Backend::sqlite ? "BEGIN IMMEDIATE" : "BEGIN"); }
     void commit() { exec("COMMIT"); }

@@ -4,7 +4,8 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <map>
+#include <unordered_map>
+#include <utility>
 
 #include "ledger/db.hpp"
 
@@ -55,24 +56,25 @@ class SqliteDb final : public Db {
         throw DbError("ledger " + describe() + ": " + what + ": " + sqlite3_errmsg(m_db));
     }
 
-    sqlite3_stmt* prepare(const std::string& sql) {
+    // The statement for sql, and whether it stays cached (else the caller finalizes it).
+    std::pair<sqlite3_stmt*, bool> prepare(const std::string& sql) {
         auto it = m_statements.find(sql);
         if (it != m_statements.end())
-            return it->second;
+            return {it->second, true};
         sqlite3_stmt* stmt = nullptr;
         if (sqlite3_prepare_v2(m_db, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr) !=
             SQLITE_OK)
             fail("cannot prepare '" + sql.substr(0, 60) + "'");
         // Multi-row INSERTs differ by row count; only cache the statements that repeat.
-        if (m_statements.size() < 64)
-            m_statements.emplace(sql, stmt);
-        return stmt;
+        if (m_statements.size() >= 64)
+            return {stmt, false};
+        m_statements.emplace(sql, stmt);
+        return {stmt, true};
     }
 
     void run(const std::string& sql, const std::vector<Value>& params,
              std::vector<Row>* rows) override {
-        sqlite3_stmt* stmt = prepare(sql);
-        const bool cached = m_statements.count(sql) != 0;
+        const auto [stmt, cached] = prepare(sql);
         struct Reset {
             sqlite3_stmt* s;
             bool cached;
@@ -91,8 +93,9 @@ class SqliteDb final : public Db {
         for (std::size_t i = 0; i < params.size(); ++i) {
             const int index = static_cast<int>(i) + 1;
             const int rc =
+                // SQLITE_STATIC: params outlive the statement's steps (bindings are cleared after).
                 params[i] ? sqlite3_bind_text(stmt, index, params[i]->data(),
-                                              static_cast<int>(params[i]->size()), SQLITE_TRANSIENT)
+                                              static_cast<int>(params[i]->size()), SQLITE_STATIC)
                           : sqlite3_bind_null(stmt, index);
             if (rc != SQLITE_OK)
                 fail("cannot bind");
@@ -124,7 +127,7 @@ class SqliteDb final : public Db {
 
     std::string m_path;
     sqlite3* m_db = nullptr;
-    std::map<std::string, sqlite3_stmt*> m_statements;
+    std::unordered_map<std::string, sqlite3_stmt*> m_statements;
 };
 
 }  // namespace
