@@ -87,6 +87,31 @@ std::string render_junit(const RunReport& r) {
     if (checks.empty() && !r.nodes.empty()) {
         checks.push_back("node");  // nodes that never ran anything still get a testcase each
     }
+    // Checks left out for the run's time budget (`--budget-s`): not run, so skipped, never an
+    // error for want of a result.
+    std::map<std::string, std::string> left_out;
+    const nlohmann::json* skipped = nullptr;
+    if (r.ledger.is_object()) {
+        if (const auto b = r.ledger.find("budget"); b != r.ledger.end() && b->is_object()) {
+            if (const auto s = b->find("skipped_for_budget"); s != b->end() && s->is_array()) {
+                skipped = &*s;
+            }
+        }
+    }
+    for (const auto& s : skipped ? *skipped : nlohmann::json::array()) {
+        if (!s.is_object() || !s.contains("check") || !s["check"].is_string()) {
+            continue;
+        }
+        const auto last = s.contains("last_run_at") && s["last_run_at"].is_string()
+                              ? s["last_run_at"].get<std::string>()
+                              : std::string("never on some of these nodes");
+        const double expected = s.contains("expected_s") && s["expected_s"].is_number()
+                                    ? s["expected_s"].get<double>()
+                                    : 0.0;
+        left_out[s["check"].get<std::string>()] = "left out for the time budget: expected " +
+                                                  format_significant(expected, 3) +
+                                                  " s; last ran " + last;
+    }
     std::map<std::string, std::vector<Case>> suites;
     for (const auto& check : checks) {
         auto& cases = suites[check];
@@ -123,6 +148,14 @@ std::string render_junit(const RunReport& r) {
             }
             cases_xml += "    <testcase classname=\"preflight." + token_text(check) + "\" name=\"" +
                          token_text(c.node) + "\" time=\"0.000\"";
+            if (!c.check) {
+                if (auto l = left_out.find(check); l != left_out.end()) {
+                    ++s_skip;
+                    cases_xml += ">\n      <skipped message=\"" + xml_escape(l->second) +
+                                 "\"/>\n    </testcase>\n";
+                    continue;
+                }
+            }
             const core::Verdict v = c.check ? c.check->verdict : core::Verdict::error;
             const std::string message =
                 c.check ? (detail.empty() ? metric : detail) : "no result for " + check;

@@ -145,4 +145,55 @@ inline RunReport generated_report(int n) {
     return r;
 }
 
+// A run with `--budget-s 1` that left the Gloo check out (as controller/run/stages_budget.cpp
+// writes it): three nodes with link.netdev only, the configured list still naming both checks.
+inline RunReport budget_report(bool used_up = false) {
+    RunReport r;
+    r.run_id = "budget-1";
+    r.started_at = "2026-11-26T20:30:00Z";
+    r.finished_at = "2026-11-26T20:30:01Z";
+    r.wall_seconds = 1.0;
+    r.launcher = "local";
+    r.config = {{"checks", {"link.netdev", "collective.gloo_allreduce"}}, {"source", "budget"}};
+    for (const char* name : {"n1", "n2", "n3"}) {
+        NodeReport node;
+        node.name = name;
+        node.verdict = core::Verdict::pass;
+        NodeCheck link;
+        link.check = "link.netdev";
+        link.verdict = core::Verdict::pass;
+        link.metrics = {{"carrier_changes", 2.0}};
+        link.detail = "eth0: up, speed unknown, mtu 1400";
+        node.checks.push_back(link);
+        r.nodes.push_back(node);
+    }
+    r.ledger = {
+        {"ledger", "sqlite /var/lib/preflight/ledger.sqlite"},
+        {"kind", "gate"},
+        {"recorded", true},
+        {"results", 3},
+        {"budget",
+         {{"budget_s", 1.0},
+          {"usable_s", 0.8},
+          {"deadline_s", 1.0},
+          {"used_up", used_up},
+          {"run",
+           {{{"check", "link.netdev"},
+             {"expected_s", 0.0003},
+             {"expected_known", true},
+             {"last_run_at", "2026-11-26T20:25:46Z"},
+             {"why", "last ran 254 s ago (on its least recent node)"}}}},
+          {"skipped_for_budget",
+           {{{"check", "collective.gloo_allreduce"},
+             {"expected_s", 2.5},
+             {"expected_known", true},
+             {"last_run_at", "2026-11-26T20:25:46Z"},
+             {"why", "left out for the budget: expected 2.5 s, 0.8 s of 0.8 s usable left"}}}}}}};
+    if (used_up) {
+        r.interrupted = true;
+        r.exit_code = 4;
+    }
+    return r;
+}
+
 }  // namespace preflight::outcome::testing

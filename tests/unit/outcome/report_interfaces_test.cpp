@@ -88,7 +88,8 @@ std::vector<std::pair<std::string, RunReport>> inputs() {
     return {{"run_1_node", load_fixture("run_1_node.json")},
             {"run_8_nodes", load_fixture("run_8_nodes.json")},
             {"generated_2048", generated_report(2048)},
-            {"hostile", hostile_report()}};
+            {"hostile", hostile_report()},
+            {"budget", testing::budget_report()}};
 }
 
 const char* const k_junit_schemas[] = {"jenkins-xunit-junit-10.xsd", "ant-junit.xsd"};

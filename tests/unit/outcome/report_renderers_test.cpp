@@ -17,6 +17,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/build_info.hpp"
+#include "outcome/budget_notices.hpp"
 #include "outcome/report/html.hpp"
 #include "outcome/report/json.hpp"
 #include "outcome/report/junit.hpp"
@@ -314,6 +315,44 @@ TEST(Junit, NodeWithoutResultForAConfiguredCheckIsAnError) {
     const std::string xml = render_junit(r);
     EXPECT_NE(xml.find("<error message=\"no result for collective.gloo_allreduce\""),
               std::string::npos);
+}
+
+// `--budget-s` left the Gloo check out: each node's case is skipped, with when it last ran, not
+// an error for want of a result (which CI would count against the nodes).
+TEST(Junit, ACheckLeftOutForTheTimeBudgetIsSkippedNotAnError) {
+    const std::string xml = render_junit(testing::budget_report());
+    EXPECT_EQ(xml.find("<error"), std::string::npos) << xml;
+    EXPECT_EQ(count(xml,
+                    "<skipped message=\"left out for the time budget: expected 2.50 s; last "
+                    "ran 2026-11-26T20:25:46Z\"/>"),
+              3u)
+        << xml;
+    EXPECT_NE(xml.find("name=\"collective.gloo_allreduce\" tests=\"3\" failures=\"0\" "
+                       "errors=\"0\" skipped=\"3\""),
+              std::string::npos)
+        << xml;
+}
+
+// Every report says what the budget left out and when it last ran; one that ran out says so.
+TEST(BudgetNotices, TerminalMarkdownAndHtmlNameTheChecksLeftOut) {
+    for (bool used_up : {false, true}) {
+        const auto r = testing::budget_report(used_up);
+        const std::string term = render_terminal(r, false);
+        const std::string md = render_markdown(r);
+        const std::string html = render_html(r);
+        for (const auto* text : {&term, &md, &html}) {
+            EXPECT_NE(text->find("Time budget 1 s: 1 of 2 check(s) run; left out for the budget:"),
+                      std::string::npos)
+                << *text;
+            const std::string check =
+                text == &md ? "collective.gloo\\_allreduce" : "collective.gloo_allreduce";
+            EXPECT_NE(text->find(check + ": expected 2.5 s; last ran 2026-11-26T20:25:46Z"),
+                      std::string::npos)
+                << *text;
+            EXPECT_EQ(text->find("TIME BUDGET USED UP") != std::string::npos, used_up) << *text;
+        }
+    }
+    EXPECT_TRUE(budget_notices(generated_report(4)).empty());  // no budget, nothing said
 }
 
 // Validation against the real JUnit schemas: report_interfaces_test.cpp.
