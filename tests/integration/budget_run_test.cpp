@@ -38,6 +38,7 @@ class BudgetRun : public ::testing::Test {
         int rc = -1;
         std::string output;
         json report;
+        std::string path;
         double seconds = 0.0;
     };
 
@@ -63,7 +64,24 @@ class BudgetRun : public ::testing::Test {
         out.output = r->output;
         std::ifstream in(dir + "/report.json");
         out.report = json::parse(in, nullptr, false);
+        out.path = dir + "/report.json";
         return out;
+    }
+
+    // report.json against the published schema (docs/report.schema.json), as a CI tool checks it.
+    static std::string schema_errors(const std::string& path) {
+        auto r = preflight::core::run_process(
+            {"python3", "-c",
+             "import json,sys,jsonschema\n"
+             "s=json.load(open(sys.argv[1]))\n"
+             "e=[f'{list(x.absolute_path)}: {x.message}' for x in "
+             "jsonschema.Draft202012Validator(s).iter_errors(json.load(open(sys.argv[2])))]\n"
+             "print(chr(10).join(e)); sys.exit(1 if e else 0)\n",
+             PREFLIGHT_SOURCE_DIR "/docs/report.schema.json", path},
+            {});
+        if (!r)
+            return r.error().message;
+        return r->ok() ? "" : r->output;
     }
 
     std::string m_dir;
@@ -138,6 +156,7 @@ TEST_F(BudgetRun, ChecksThatDoNotFitAreLeftOutAndTheReportSaysWhenTheyLastRan) {
               std::string::npos)
         << tight.output;
     EXPECT_NE(tight.output.find("collective.gloo_allreduce: expected"), std::string::npos);
+    EXPECT_EQ(schema_errors(tight.path), "");
 
     // A budget that fits both runs both, the stalest first.
     const auto roomy = run({"--ledger", m_ledger, "--budget-s", "300"});
@@ -171,6 +190,7 @@ TEST_F(BudgetRun, ARunThatReachesItsBudgetStopsInconclusiveAndActsOnNothing) {
     EXPECT_NE(out.output.find("TIME BUDGET USED UP: the run reached --budget-s 4"),
               std::string::npos)
         << out.output;
+    EXPECT_EQ(schema_errors(out.path), "");
 }
 
 TEST_F(BudgetRun, ABudgetWithoutALedgerOrThatIsNotANumberIsRefusedBeforeAnythingStarts) {
