@@ -1,6 +1,6 @@
 // Ledger::fleet_check_history: what the ledger knows of each check across the nodes of one run,
-// for `preflight run --budget-s` (ledger/budget_planner.hpp). A handful of grouped queries per
-// check whatever the node count.
+// for `preflight run --budget-s` (ledger/budget_planner.hpp). Two queries per check whatever the
+// node count, both on the covering index of schema version 2.
 #include <algorithm>
 #include <unordered_set>
 
@@ -41,41 +41,39 @@ std::map<std::string, CheckHistory> Ledger::fleet_check_history(
     for (const auto& check : checks) {
         CheckHistory h;
         h.nodes = static_cast<int>(ours.size());
-        const auto per_node = m_db->query(
-            "SELECT node, max(at), count(*), sum(CASE WHEN verdict = 'fail' THEN 1 ELSE 0 END), "
-            "sum(CASE WHEN verdict = 'error' THEN 1 ELSE 0 END) FROM results WHERE check_name = ? "
-            "AND at >= ? AND cached = 0 GROUP BY node",
-            {check, since});
+        // Per node: its latest run, that run's verdict, and its results, fails and errors in the
+        // window; one scan of the covering index (schema version 2). The latest run's verdict:
+        // SQLite takes a bare column from the row max() chose; PostgreSQL orders an array.
+        const std::string latest_verdict = m_db->backend() == Backend::sqlite
+                                               ? "verdict"
+                                               : "(array_agg(verdict ORDER BY at DESC))[1]";
+        const auto per_node =
+            m_db->query("SELECT node, max(at), " + latest_verdict +
+                            ", count(*), sum(CASE WHEN verdict = 'fail' THEN 1 ELSE 0 END), "
+                            "sum(CASE WHEN verdict = 'error' THEN 1 ELSE 0 END) FROM results WHERE "
+                            "check_name = ? AND at >= ? AND cached = 0 GROUP BY node",
+                        {check, since});
         int measured = 0;
         std::string oldest_latest;
         for (const auto& row : per_node) {
             if (!row[0] || !row[1])
                 continue;
-            const int fails = as_int(row[3]);
+            const int fails = as_int(row[4]);
             if (ours.count(*row[0]) == 0) {
                 h.peer_failures += fails;
                 continue;
             }
             ++measured;
-            h.samples += as_int(row[2]);
-            h.node_failures += fails + as_int(row[4]);
+            h.samples += as_int(row[3]);
+            h.node_failures += fails + as_int(row[5]);
             if (oldest_latest.empty() || *row[1] < oldest_latest)
                 oldest_latest = *row[1];
+            // The worst of the nodes' latest verdicts stands for the fleet.
+            if (row[2] && (h.last_verdict.empty() || badness(*row[2]) > badness(h.last_verdict)))
+                h.last_verdict = *row[2];
         }
         h.nodes_unmeasured = h.nodes - measured;
         h.last_run_at = h.nodes_unmeasured > 0 ? std::string() : oldest_latest;
-        // The verdicts of each node's latest result: the worst of them stands for the fleet.
-        const auto latest = m_db->query(
-            "SELECT r.node, r.verdict FROM results r JOIN (SELECT node, max(at) AS at FROM results "
-            "WHERE check_name = ? AND at >= ? AND cached = 0 GROUP BY node) m ON r.node = m.node "
-            "AND r.at = m.at WHERE r.check_name = ? AND r.cached = 0",
-            {check, since, check});
-        for (const auto& row : latest) {
-            if (!row[0] || !row[1] || ours.count(*row[0]) == 0)
-                continue;
-            if (h.last_verdict.empty() || badness(*row[1]) > badness(h.last_verdict))
-                h.last_verdict = *row[1];
-        }
         const auto times = m_db->query(
             "SELECT seconds FROM results WHERE check_name = ? AND seconds IS NOT NULL AND at >= ? "
             "AND cached = 0 ORDER BY at DESC LIMIT " +

