@@ -44,8 +44,9 @@ CREATE INDEX certifications_node ON certifications (node, at)
 // a million results, 0.26 s per check instead of 1.7 s (table lookups and a join). Same number of
 // indexes to write.
 const char* k_v2 = R"sql(
-DROP INDEX results_check_at;
-CREATE INDEX results_check_cover ON results (check_name, at, node, verdict, cached, seconds)
+DROP INDEX IF EXISTS results_check_at;
+CREATE INDEX IF NOT EXISTS results_check_cover
+  ON results (check_name, at, node, verdict, cached, seconds)
 )sql";
 
 std::string dialect(const std::string& sql, Backend backend) {

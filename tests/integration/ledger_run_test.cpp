@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/process.hpp"
+#include "ledger/schema.hpp"
 #include "ledger_fixture.hpp"
 
 namespace {
@@ -163,7 +164,9 @@ TEST_F(LedgerRun, ALedgerThatFailsCostsTheRunNothingAndTheRunCanBeImportedLater)
     {
         auto db = preflight::core::run_process(
             {"sqlite3", m_dir + "/ledger.sqlite",
-             "UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version'"},
+             "UPDATE ledger_meta SET value = '" +
+                 std::to_string(preflight::ledger::current_schema_version()) +
+                 "' WHERE key = 'schema_version'"},
             {});
         ASSERT_TRUE(db.ok() && db->ok());
     }
