@@ -140,7 +140,10 @@ TEST_F(FaultInjection, RandomPacketLossOnOneHostIsJudgedOnWhatItMeasured) {
     auto report = run->report();
     const auto* h4 = node_entry(report, "h4");
     ASSERT_NE(h4, nullptr);
-    EXPECT_TRUE(h4->at("verdict") == "pass" || h4->at("verdict") == "fail") << h4->dump(1);
+    // Judged, never lost: pass, fail, or warn when random loss made it slow in one re-pairing and
+    // normal in another ("inconsistent", seen once under the full suite's load). Never error.
+    const std::string v = h4->at("verdict");
+    EXPECT_TRUE(v == "pass" || v == "fail" || v == "warn") << h4->dump(1);
     EXPECT_TRUE(
         h4->at("checks").at("collective.gloo_allreduce").at("metrics").contains("busbw_gbps"))
         << h4->dump(1);
