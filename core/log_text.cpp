@@ -121,30 +121,19 @@ std::string escape_for_log(std::string_view text, std::size_t max_bytes) {
     return out;
 }
 
-}  // namespace preflight::core
-
-namespace preflight::core {
-
 std::string escape_invalid_utf8(std::string_view text, std::size_t max_bytes) {
     std::string out;
     out.reserve(std::min(text.size(), max_bytes));
     while (!text.empty()) {
-        std::size_t n = utf8_sequence_length(text);
-        char escaped[5];
-        std::string_view piece;
-        if (n == 0) {
-            std::snprintf(escaped, sizeof escaped, "\\x%02x",
-                          static_cast<unsigned>(static_cast<unsigned char>(text.front())));
-            piece = std::string_view(escaped, 4);
-            n = 1;
-        } else {
-            piece = text.substr(0, n);
-        }
+        const std::size_t n = utf8_sequence_length(text);
+        const std::string piece =
+            n == 0 ? hex_escape("\\x%02x", static_cast<unsigned char>(text.front()))
+                   : std::string(text.substr(0, n));
         if (out.size() + piece.size() > max_bytes) {
             break;
         }
-        out.append(piece);
-        text.remove_prefix(n);
+        out += piece;
+        text.remove_prefix(n == 0 ? 1 : n);
     }
     return out;
 }

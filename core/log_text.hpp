@@ -24,7 +24,8 @@ std::string escape_for_log(std::string_view text, std::size_t max_bytes = k_log_
 // `\xHH`: what a node reports (a DMI serial left as 0xFF bytes by the firmware) becomes valid
 // UTF-8 that still tells such values apart, and nothing else changes. At most max_bytes, cut
 // between characters (no suffix).
-std::string escape_invalid_utf8(std::string_view text, std::size_t max_bytes);
+std::string escape_invalid_utf8(std::string_view text,
+                                std::size_t max_bytes = std::string_view::npos);
 
 // Length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, at most
 // U+10FFFF) that starts s; 0 when s is empty or does not start with one. Sets *code_point when

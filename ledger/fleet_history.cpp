@@ -37,16 +37,15 @@ std::map<std::string, CheckHistory> Ledger::fleet_check_history(
     const std::vector<std::string>& nodes, const std::vector<std::string>& checks,
     const std::string& since) {
     const std::unordered_set<std::string> ours(nodes.begin(), nodes.end());
+    // Per node: its latest run, that run's verdict, and its results, fails and errors in the
+    // window; one scan of the covering index (schema version 2). The latest run's verdict:
+    // SQLite takes a bare column from the row max() chose; PostgreSQL orders an array.
+    const std::string latest_verdict =
+        m_db->backend() == Backend::sqlite ? "verdict" : "(array_agg(verdict ORDER BY at DESC))[1]";
     std::map<std::string, CheckHistory> out;
     for (const auto& check : checks) {
         CheckHistory h;
         h.nodes = static_cast<int>(ours.size());
-        // Per node: its latest run, that run's verdict, and its results, fails and errors in the
-        // window; one scan of the covering index (schema version 2). The latest run's verdict:
-        // SQLite takes a bare column from the row max() chose; PostgreSQL orders an array.
-        const std::string latest_verdict = m_db->backend() == Backend::sqlite
-                                               ? "verdict"
-                                               : "(array_agg(verdict ORDER BY at DESC))[1]";
         const auto per_node =
             m_db->query("SELECT node, max(at), " + latest_verdict +
                             ", count(*), sum(CASE WHEN verdict = 'fail' THEN 1 ELSE 0 END), "

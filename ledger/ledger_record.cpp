@@ -157,7 +157,7 @@ RecordSummary Ledger::record(const outcome::RunReport& report, const RecordOptio
                  std::string(core::to_string(c.verdict)), std::string(core::to_string(c.undecided)),
                  c.judged_metric.empty() ? Value{} : text(c.judged_metric), value,
                  json_text(c.metrics), reference.is_null() ? Value{} : text(json_text(reference)),
-                 core::escape_invalid_utf8(c.detail, c.detail.size() * 4),
+                 core::escape_invalid_utf8(c.detail),
                  c.seconds > 0.0 ? number(c.seconds) : Value{}, at, identity_digest,
                  software_digest, c.cached ? "1" : "0"});
         }

@@ -68,9 +68,7 @@ class InterruptWatch {
     explicit InterruptWatch(RunContext& run)
         : m_thread([this, &run] {
               while (!m_done) {
-                  if (run.budget_deadline && Clock::now() >= *run.budget_deadline) {
-                      run.budget_spent = true;
-                  }
+                  run.budget_passed();
                   if (run.interrupted()) {
                       spdlog::warn("{}: stopping agents and writing the report",
                                    run.interrupted_because());
@@ -165,8 +163,7 @@ outcome::RunReport run_preflight(const RunOptions& options) {
         stage(run, "budget", plan_within_budget);
     stage(run, "launch", launch_agents);
     stage(run, "connect", connect_agents);
-    if (run.budget_deadline && Clock::now() >= *run.budget_deadline)
-        run.budget_spent = true;  // connecting alone used it up: no check starts
+    run.budget_passed();  // connecting alone may have used it up: then no check starts
     const double cpu_start = cpu_seconds();
     {
         InterruptWatch watch(run);

@@ -69,6 +69,8 @@ struct RunContext {
         return budget_spent.load() ||
                (options.interrupted != nullptr && options.interrupted->load());
     }
+    // Whether the run has reached its budget's deadline (and, once it has, that it stays spent).
+    bool budget_passed();
     // Why a step or check did not run when interrupted() holds.
     std::string interrupted_because() const;
     std::string cohort_of(const std::string& node) const;

@@ -38,6 +38,12 @@ int passes(const RunPlan& plan, const std::string& check) {
 
 }  // namespace
 
+bool RunContext::budget_passed() {
+    if (budget_deadline && std::chrono::steady_clock::now() >= *budget_deadline)
+        budget_spent = true;
+    return budget_spent.load();
+}
+
 std::string RunContext::interrupted_because() const {
     if (budget_spent.load())
         return fmt::format("the run's time budget (--budget-s {:g}) was used up", options.budget_s);
@@ -95,7 +101,6 @@ void plan_within_budget(RunContext& run) {
     if (run.plan.group_checks.empty())
         run.plan.around_collectives.clear();  // nothing to read them around: they run once
     auto summary = ledger::planned_json(planned, po);
-    summary["deadline_s"] = budget_s;
     summary["used_up"] = false;
     if (!unknown_why.empty())
         summary["history_error"] = unknown_why;

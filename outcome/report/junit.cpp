@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "outcome/budget_notices.hpp"
 #include "outcome/report/html.hpp"
 #include "outcome/report/terminal.hpp"
 
@@ -90,27 +91,9 @@ std::string render_junit(const RunReport& r) {
     // Checks left out for the run's time budget (`--budget-s`): not run, so skipped, never an
     // error for want of a result.
     std::map<std::string, std::string> left_out;
-    const nlohmann::json* skipped = nullptr;
-    if (r.ledger.is_object()) {
-        if (const auto b = r.ledger.find("budget"); b != r.ledger.end() && b->is_object()) {
-            if (const auto s = b->find("skipped_for_budget"); s != b->end() && s->is_array()) {
-                skipped = &*s;
-            }
-        }
-    }
-    for (const auto& s : skipped ? *skipped : nlohmann::json::array()) {
-        if (!s.is_object() || !s.contains("check") || !s["check"].is_string()) {
-            continue;
-        }
-        const auto last = s.contains("last_run_at") && s["last_run_at"].is_string()
-                              ? s["last_run_at"].get<std::string>()
-                              : std::string("never on some of these nodes");
-        const double expected = s.contains("expected_s") && s["expected_s"].is_number()
-                                    ? s["expected_s"].get<double>()
-                                    : 0.0;
-        left_out[s["check"].get<std::string>()] = "left out for the time budget: expected " +
-                                                  format_significant(expected, 3) +
-                                                  " s; last ran " + last;
+    for (const auto& l : left_out_for_budget(r)) {
+        left_out[l.check] = "left out for the time budget: expected " +
+                            format_significant(l.expected_s, 3) + " s; last ran " + l.last_ran;
     }
     std::map<std::string, std::vector<Case>> suites;
     for (const auto& check : checks) {

@@ -175,7 +175,6 @@ inline RunReport budget_report(bool used_up = false) {
         {"budget",
          {{"budget_s", 1.0},
           {"usable_s", 0.8},
-          {"deadline_s", 1.0},
           {"used_up", used_up},
           {"run",
            {{{"check", "link.netdev"},
