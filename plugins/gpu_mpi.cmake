@@ -10,6 +10,7 @@ target_sources(preflight_plugins PRIVATE
   collective/mpi_world.cpp
   collective/nccl_allreduce_spec.cpp
   collective/nccl_debug_capture.cpp
+  collective/nccl_log_lines.cpp
   collective/nccl_net_judge.cpp
   collective/nccl_net_usage.cpp
   collective/nccl_rendezvous.cpp
@@ -18,6 +19,7 @@ target_sources(preflight_plugins PRIVATE
   exec/nccl_tests_json.cpp
   exec/nccl_tests_judge.cpp
   exec/nccl_tests_probe.cpp
+  exec/nccl_tests_reading.cpp
   exec/nccl_tests_text.cpp
   gpu/inventory.cpp
   gpu/nvml_loader.cpp

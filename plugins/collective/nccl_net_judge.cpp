@@ -50,6 +50,66 @@ int rank(NetVerdictKind kind) {
     return 1;
 }
 
+// NCCL moves data without RDMA (sockets, or a plugin over libfabric's TCP provider): a fail only
+// where the node should use RDMA, nothing in the environment asked for it, and the expectation
+// is the operator's or not narrowed by NCCL_IB_HCA.
+NetVerdict judge_without_rdma(const std::string& seen, const NetExpectation& e,
+                              const std::string& forced, const std::string& hca, bool narrowed) {
+    if (!forced.empty()) {
+        return {NetVerdictKind::inconclusive, seen + " as " + forced + " asks", 0};
+    }
+    if (e.rdma_nics < 0) {
+        return {NetVerdictKind::inconclusive, seen + "; RDMA ports expected: unknown", 0};
+    }
+    if (e.rdma_nics == 0) {
+        return {NetVerdictKind::pass, seen + "; no RDMA port expected", 0};
+    }
+    if (narrowed) {
+        return {NetVerdictKind::inconclusive,
+                seen + " with NCCL_IB_HCA=" + hca + "; " + expected_text(e) +
+                    "; set expect_rdma_nics to judge",
+                0};
+    }
+    return {NetVerdictKind::fail, seen + ": fell back from RDMA, " + expected_text(e), 0};
+}
+
+NetVerdict judge_ib(const HostNetUsage& h, const NetExpectation& e, const std::string& hca,
+                    bool narrowed) {
+    if (!h.ib_listed) {
+        // "Using network IB" and no device list: the list was lost (a line glued onto another,
+        // output cut), not empty. Counting 0 here once failed a healthy 8-port node.
+        return {NetVerdictKind::none,
+                "NCCL uses IB but its device list (NET/IB : Using) was not seen", -1};
+    }
+    const int used = static_cast<int>(h.ib_devices.size());
+    const std::string seen =
+        "NCCL uses " + std::to_string(used) + " RDMA port(s) (" + labels(h.ib_devices) + ")";
+    if (e.rdma_nics < 0) {
+        return {NetVerdictKind::inconclusive, seen + "; expected count unknown", used};
+    }
+    if (used >= e.rdma_nics) {
+        return {NetVerdictKind::pass, seen + ", " + expected_text(e), used};
+    }
+    if (narrowed) {
+        return {NetVerdictKind::inconclusive,
+                seen + " with NCCL_IB_HCA=" + hca + "; " + expected_text(e) +
+                    "; set expect_rdma_nics to judge",
+                used};
+    }
+    std::vector<std::string> missing;
+    for (const auto& port : e.node_ports) {
+        const bool seen_port = std::any_of(h.ib_devices.begin(), h.ib_devices.end(),
+                                           [&](const NetDevice& d) { return d.label() == port; });
+        if (!seen_port) {
+            missing.push_back(port);
+        }
+    }
+    return {NetVerdictKind::fail,
+            seen + ", " + expected_text(e) +
+                (missing.empty() ? std::string() : "; not used: " + join(missing)),
+            used};
+}
+
 NetVerdict judge_host(const HostNetUsage& h, const NetExpectation& e) {
     const std::string hca = !e.ib_hca.empty() ? e.ib_hca : h.ib_hca;
     const std::string forced =
@@ -61,59 +121,21 @@ NetVerdict judge_host(const HostNetUsage& h, const NetExpectation& e) {
     switch (h.transport()) {
         case NetTransport::unknown:
             return {NetVerdictKind::none, "no line says which network NCCL uses", -1};
-        case NetTransport::socket: {
-            const std::string seen = "NCCL uses sockets (" + join(h.socket_ifs) + ")";
-            if (!forced.empty()) {
-                return {NetVerdictKind::inconclusive, seen + " as " + forced + " asks", 0};
-            }
-            if (e.rdma_nics < 0) {
-                return {NetVerdictKind::inconclusive, seen + "; RDMA ports expected: unknown", 0};
-            }
-            if (e.rdma_nics == 0) {
-                return {NetVerdictKind::pass, seen + "; no RDMA port expected", 0};
-            }
-            if (narrowed) {
-                return {NetVerdictKind::inconclusive,
-                        seen + " with NCCL_IB_HCA=" + hca + "; " + expected_text(e) +
-                            "; set expect_rdma_nics to judge",
-                        0};
-            }
-            return {NetVerdictKind::fail, seen + ": fell back from RDMA, " + expected_text(e), 0};
-        }
-        case NetTransport::ib: {
-            const int used = static_cast<int>(h.ib_devices.size());
-            const std::string seen = "NCCL uses " + std::to_string(used) + " RDMA port(s) (" +
-                                     labels(h.ib_devices) + ")";
-            if (e.rdma_nics < 0) {
-                return {NetVerdictKind::inconclusive, seen + "; expected count unknown", used};
-            }
-            if (used >= e.rdma_nics) {
-                return {NetVerdictKind::pass, seen + ", " + expected_text(e), used};
-            }
-            if (narrowed) {
-                return {NetVerdictKind::inconclusive,
-                        seen + " with NCCL_IB_HCA=" + hca + "; " + expected_text(e) +
-                            "; set expect_rdma_nics to judge",
-                        used};
-            }
-            std::vector<std::string> missing;
-            for (const auto& port : e.node_ports) {
-                const bool seen_port =
-                    std::any_of(h.ib_devices.begin(), h.ib_devices.end(),
-                                [&](const NetDevice& d) { return d.label() == port; });
-                if (!seen_port) {
-                    missing.push_back(port);
-                }
-            }
-            return {NetVerdictKind::fail,
-                    seen + ", " + expected_text(e) +
-                        (missing.empty() ? std::string() : "; not used: " + join(missing)),
-                    used};
-        }
+        case NetTransport::socket:
+            return judge_without_rdma("NCCL uses sockets (" + join(h.socket_ifs) + ")" +
+                                          (h.ib_no_device ? " after NET/IB : No device found" : ""),
+                                      e, forced, hca, narrowed);
+        case NetTransport::ib:
+            return judge_ib(h, e, hca, narrowed);
         case NetTransport::plugin: {
             const std::string seen =
                 "NCCL uses network plugin " + h.plugin_name() +
                 (h.ofi_nics >= 0 ? " (" + std::to_string(h.ofi_nics) + " NICs)" : "");
+            if (h.ofi_without_rdma()) {
+                return judge_without_rdma(
+                    seen + " over libfabric's " + h.ofi_provider + " provider (TCP/UDP, no RDMA)",
+                    e, !e.ofi_forced.empty() ? e.ofi_forced : forced, hca, false);
+            }
             if (e.rdma_nics >= 0 && h.ofi_nics >= e.rdma_nics) {
                 return {NetVerdictKind::pass, seen + ", " + expected_text(e), h.ofi_nics};
             }
@@ -185,6 +207,11 @@ std::optional<NetExpectation> net_expectation(long long expect_rdma_nics,
     } else {
         e.rdma_nics = static_cast<int>(e.node_ports.size());
     }
+    read_nccl_environment(e, env);
+    return e;
+}
+
+void read_nccl_environment(NetExpectation& e, const EnvLookup& env) {
     e.ib_hca = env("NCCL_IB_HCA").value_or("");
     if (auto net = env("NCCL_NET"); net && !net->empty()) {
         std::string lower;
@@ -195,10 +222,17 @@ std::optional<NetExpectation> net_expectation(long long expect_rdma_nics,
             e.socket_forced = "NCCL_NET=" + *net;
         }
     }
+    // aws-ofi-nccl takes libfabric's provider from FI_PROVIDER: tcp there is the operator's choice.
+    if (auto provider = env("FI_PROVIDER"); provider && !provider->empty()) {
+        HostNetUsage asked;
+        asked.ofi_provider = *provider;
+        if (asked.ofi_without_rdma()) {
+            e.ofi_forced = "FI_PROVIDER=" + *provider;
+        }
+    }
     if (auto dis = env("NCCL_IB_DISABLE"); dis && !dis->empty() && std::atoll(dis->c_str()) != 0) {
         e.socket_forced = "NCCL_IB_DISABLE=" + *dis;
     }
-    return e;
 }
 
 void fold_net_verdict(core::CheckResult& result, const NetVerdict& verdict) {

@@ -1,6 +1,6 @@
-// Parser of NCCL's network-selection lines: see the header for the formats. Every line is matched
-// on its message part (after "NCCL INFO "), so a prefix NCCL did not write (launcher tags,
-// timestamps) changes nothing; the host is the `host` of NCCL's own `host:pid:tid [dev]` prefix.
+// Parser of NCCL's network-selection lines: see the header for the formats. Every message is
+// matched on its text (after "NCCL INFO "), as nccl_log_lines.hpp cuts the log into messages, so
+// a prefix NCCL did not write changes nothing; the host is the host of NCCL's own prefix.
 #include "plugins/collective/nccl_net_usage.hpp"
 
 #include <algorithm>
@@ -8,12 +8,11 @@
 #include <charconv>
 #include <optional>
 
+#include "plugins/collective/nccl_log_lines.hpp"
+
 namespace preflight::plugins {
 
 namespace {
-
-constexpr std::size_t k_max_line = 64 * 1024;
-constexpr std::string_view k_info = " NCCL INFO ";
 
 bool starts_with(std::string_view s, std::string_view prefix) {
     return s.substr(0, prefix.size()) == prefix;
@@ -40,30 +39,6 @@ std::optional<int> to_int(std::string_view s) {
 
 std::string_view short_host(std::string_view name) {
     return name.substr(0, name.find('.'));
-}
-
-// The host of NCCL's prefix "host:pid:tid [dev]" that ends just before " NCCL INFO ". A launcher
-// tag glued to the host ("[1,0]<stdout>:gpu6") is cut at its last ':' (host names have none).
-std::string host_of(std::string_view before_info) {
-    // Drop " [dev]".
-    const auto bracket = before_info.rfind(" [");
-    if (bracket == std::string_view::npos) {
-        return {};
-    }
-    std::string_view token = before_info.substr(0, bracket);
-    token = token.substr(token.rfind(' ') == std::string_view::npos ? 0 : token.rfind(' ') + 1);
-    // token is [tag:]host:pid:tid
-    for (int field = 0; field < 2; ++field) {
-        const auto colon = token.rfind(':');
-        if (colon == std::string_view::npos) {
-            return {};
-        }
-        token = token.substr(0, colon);
-    }
-    if (const auto colon = token.rfind(':'); colon != std::string_view::npos) {
-        token = token.substr(colon + 1);
-    }
-    return std::string(token);
 }
 
 // "mlx5_0:1/IB", "mlx5_0:1/IB/SHARP", "mlx5_0:1:3/IB", "mlx5_0:1::2/RoCE" (rail and plane ids
@@ -173,7 +148,10 @@ bool read_message(std::string_view msg, const std::string& host, NetUsage& usage
         }
         return true;
     }
-    if (starts_with(msg, "NET/IB : No device found")) {
+    // IB cannot run: no device, or libibverbs missing (a WARN in 2.4 misc/ibvwrap.cc, an INFO in
+    // RCCL 2.21); NCCL then takes the next network.
+    if (starts_with(msg, "NET/IB : No device found") ||
+        starts_with(msg, "Failed to open libibverbs.so")) {
         entry(usage, host).ib_no_device = true;
         return true;
     }
@@ -202,12 +180,19 @@ bool read_message(std::string_view msg, const std::string& host, NetUsage& usage
         if (starts_with(msg, ofi)) {
             auto& h = entry(usage, host);
             std::string_view rest = msg.substr(ofi.size());
-            h.ofi_provider = std::string(rest.substr(0, rest.find_first_of(" ,")));
+            HostNetUsage seen;
+            seen.ofi_provider = std::string(rest.substr(0, rest.find_first_of(" ,")));
             if (const auto found = rest.find("(found "); found != std::string_view::npos) {
                 std::string_view n = rest.substr(found + 7);
                 if (auto count = to_int(n.substr(0, n.find(' ')))) {
-                    h.ofi_nics = *count;
+                    seen.ofi_nics = *count;
                 }
+            }
+            // Processes of one host that took different providers: the one without RDMA is
+            // what the host is judged on.
+            if (h.ofi_provider.empty() || (seen.ofi_without_rdma() && !h.ofi_without_rdma())) {
+                h.ofi_provider = std::move(seen.ofi_provider);
+                h.ofi_nics = seen.ofi_nics;
             }
             return true;
         }
@@ -249,11 +234,16 @@ NetTransport HostNetUsage::transport() const {
     }
     // Before 2.7 no line names the network: the IB device list means IB; NET/Socket is printed
     // for the bootstrap in every process, so it means sockets only when IB found no device or was
-    // disabled.
+    // disabled. NCCL takes the first network that initialises, a net plugin before IB before
+    // sockets (initNet in 2.4-2.6 src/init.cc, ncclNetInit later), so IB is tried only when no
+    // plugin was taken: "No device found." with no plugin means sockets, socket line or not.
     if (!ib_devices.empty()) {
         return NetTransport::ib;
     }
-    if ((ib_no_device || ib_disabled) && !socket_ifs.empty()) {
+    if (ib_no_device && ofi_provider.empty()) {
+        return NetTransport::socket;
+    }
+    if (ib_disabled && !socket_ifs.empty()) {
         return NetTransport::socket;
     }
     if (!ofi_provider.empty()) {
@@ -271,6 +261,12 @@ std::string HostNetUsage::plugin_name() const {
     return ofi_provider.empty() ? std::string("unknown") : "NET/OFI " + ofi_provider;
 }
 
+bool HostNetUsage::ofi_without_rdma() const {
+    // libfabric names a layered provider "core;utility" ("tcp;ofi_rxm"): the core one moves data.
+    const std::string_view core = std::string_view(ofi_provider).substr(0, ofi_provider.find(';'));
+    return core == "tcp" || core == "sockets" || core == "udp";
+}
+
 const HostNetUsage* NetUsage::host(std::string_view name) const {
     for (const auto& h : hosts) {
         if (short_host(h.host) == short_host(name)) {
@@ -282,21 +278,8 @@ const HostNetUsage* NetUsage::host(std::string_view name) const {
 
 NetUsage parse_nccl_net_lines(std::string_view text) {
     NetUsage usage;
-    while (!text.empty()) {
-        const auto nl = text.find('\n');
-        std::string_view line = text.substr(0, nl);
-        text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-        if (line.size() > k_max_line) {
-            continue;
-        }
-        if (!line.empty() && line.back() == '\r') {
-            line.remove_suffix(1);
-        }
-        const auto at = line.find(k_info);
-        if (at == std::string_view::npos) {
-            continue;
-        }
-        read_message(line.substr(at + k_info.size()), host_of(line.substr(0, at)), usage);
+    for (const auto& m : nccl_messages(text)) {
+        read_message(m.text, m.host, usage);
     }
     return usage;
 }

@@ -4,7 +4,9 @@
 // its NCCL_DEBUG_FILE (nccl_debug_capture.hpp), exec.nccl_tests can feed them the tool's output.
 //
 // Lines read (NVIDIA/nccl, 2.4 to 2.30; any prefix before the `host:pid:tid [dev] NCCL INFO`
-// part is ignored, so launcher tags such as `[1,0]<stdout>:` or `0: ` and timestamps are fine):
+// part is ignored, so launcher tags such as `[1,0]<stdout>:` or `0: `, timestamps and terminal
+// colour codes are fine; a process's line glued onto the end of another's, with no newline
+// between, is read as its own line):
 //   NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.0.0.1<0>
 //     (also ` ; OOB` before 2.12, `/IB/SHARP` from the HPC-X plugin, merged devices
 //      `[0]={[0] mlx5_0:1/RoCE, [1] mlx5_1:1/RoCE}`, rail/plane ids `mlx5_0:1:3/IB`)
@@ -12,6 +14,7 @@
 //   NET/Socket : Using [0]eth0:10.1.1.1<0> [1]eth1:...
 //   Using network IB | Socket | IBext | IBext_v8 | Libfabric | AWS Libfabric | ...   (from 2.7)
 //   NET/OFI Selected Provider is efa (found 16 nics)                              (aws-ofi-nccl)
+//     (a provider of tcp, tcp;ofi_rxm, sockets or udp is libfabric over TCP/UDP: no RDMA NIC)
 //   NCCL_IB_HCA set to X / NCCL_IB_HCA set by environment to X / NCCL_IB_DISABLE set by
 //   environment to 1.
 #pragma once
@@ -49,7 +52,7 @@ struct HostNetUsage {
     std::vector<std::string> networks;    // "Using network X" names, distinct, first seen first
     std::vector<NetDevice> ib_devices;    // NET/IB : Using, distinct over the processes
     bool ib_listed = false;               // a NET/IB : Using line was seen
-    bool ib_no_device = false;            // NET/IB : No device found.
+    bool ib_no_device = false;            // NET/IB : No device found. / libibverbs not opened
     std::vector<std::string> socket_ifs;  // NET/Socket : Using, interface names
     std::string ofi_provider;             // NET/OFI Selected Provider is <this>
     int ofi_nics = -1;                    // ... (found <this> nics); -1 when not printed
@@ -58,6 +61,9 @@ struct HostNetUsage {
     std::string unfamiliar;               // a NET/IB : Using line whose list was not understood
 
     NetTransport transport() const;
+    // aws-ofi-nccl over a libfabric provider that moves data by TCP or UDP (tcp, tcp;ofi_rxm,
+    // sockets, udp): a plugin with no RDMA NIC in use.
+    bool ofi_without_rdma() const;
     std::string plugin_name() const;  // the network name when transport() is plugin
 };
 
@@ -79,6 +85,7 @@ struct NetExpectation {
     std::vector<std::string> node_ports;  // the node's ACTIVE ports ("mlx5_0:1"), for naming
     std::string ib_hca;                   // NCCL_IB_HCA in NCCL's environment; empty: not set
     std::string socket_forced;  // e.g. "NCCL_NET=Socket", "NCCL_IB_DISABLE=1"; empty: not set
+    std::string ofi_forced;     // "FI_PROVIDER=tcp" (libfabric over TCP asked for); empty: not set
     std::string host;           // judge only this host's lines; empty: every host in the text
 };
 
@@ -114,9 +121,13 @@ std::optional<std::string> process_env(const std::string& name);
 
 // The expectation from the check parameter expect_rdma_nics: N > 0 is taken as is; -1 counts
 // the node's ACTIVE ports under sysfs; 0 turns the rule off (nullopt). NCCL_IB_HCA, NCCL_NET and
-// NCCL_IB_DISABLE are read through env.
+// NCCL_IB_DISABLE and FI_PROVIDER are read through env.
 std::optional<NetExpectation> net_expectation(long long expect_rdma_nics,
                                               const core::SysfsReader& sysfs, const EnvLookup& env);
+
+// The part of the expectation NCCL's environment sets: NCCL_IB_HCA, and sockets or libfabric
+// over TCP asked for (NCCL_NET=Socket, NCCL_IB_DISABLE, FI_PROVIDER=tcp).
+void read_nccl_environment(NetExpectation& expected, const EnvLookup& env);
 
 // Folds the rule into a check's result without touching its other metrics: fail makes a passing
 // result fail with the finding first in its detail; the other kinds add a note to the detail

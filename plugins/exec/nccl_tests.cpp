@@ -203,39 +203,16 @@ core::CheckResult NcclTestsCheck::run_impl(const CheckContext& ctx, const nlohma
         return result;
     }
 
-    NcclTestsOutput parsed = parse_nccl_tests_text(ran->output, bytes);
-    std::string source = "text";
+    std::optional<std::string> json_text;
     if (!json_path.empty()) {
-        std::ifstream in(json_path);
-        if (in) {
+        if (std::ifstream in(json_path); in) {
             std::stringstream buffer;
             buffer << in.rdbuf();
-            auto from_json = parse_nccl_tests_json(buffer.str());
-            if (from_json) {
-                // The text's error and warning lines (CUDA/NCCL failures on any rank) and its
-                // out-of-bounds summary count even when the JSON writer on rank 0 finished.
-                const auto text = std::move(parsed);
-                parsed = std::move(*from_json);
-                parsed.setup_errors.insert(parsed.setup_errors.end(), text.setup_errors.begin(),
-                                           text.setup_errors.end());
-                parsed.errors.insert(parsed.errors.end(), text.errors.begin(), text.errors.end());
-                parsed.warnings = text.warnings;
-                if (text.out_of_bounds.value_or(0) > parsed.out_of_bounds.value_or(0)) {
-                    parsed.out_of_bounds = text.out_of_bounds;
-                    parsed.out_of_bounds_line = text.out_of_bounds_line;
-                }
-                source = "json";
-            }
+            json_text = buffer.str();
         }
     }
-    result = judge_nccl_tests(parsed, bytes, {ran->ok(), ran->timed_out, ran->describe()});
-    if (!parsed.launcher.empty()) {
-        source += ", " + parsed.launcher + " labels stripped";
-    }
-    result.detail += " [" + source + "]";
-    if (parsed.avg_busbw) {
-        result.metrics["sweep_avg_busbw_gbps"] = *parsed.avg_busbw;  // reported, never judged
-    }
+    const auto reading = read_nccl_tests(ran->output, json_text, bytes);
+    result = judge_nccl_tests_reading(reading, bytes, {ran->ok(), ran->timed_out, ran->describe()});
     fold_net_verdict(result, nic_use(ctx, params, ran->output));
     return result;
 }

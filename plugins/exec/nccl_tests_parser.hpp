@@ -75,4 +75,20 @@ struct NcclTestsExit {
 core::CheckResult judge_nccl_tests(const NcclTestsOutput& output, long long target_bytes,
                                    const NcclTestsExit& exit = {});
 
+// One run as read: the text, or the -J document (json) merged with the text's error, warning
+// and out-of-bounds lines. source says which was judged ("text", "json", or "text; the -J
+// document could not be read: ..." when json was given but is not a whole document).
+struct NcclTestsReading {
+    NcclTestsOutput output;
+    std::string source;
+};
+NcclTestsReading read_nccl_tests(std::string_view text, std::optional<std::string_view> json,
+                                 long long target_bytes);
+
+// judge_nccl_tests on a reading, with the source and any stripped launcher labels at the end of
+// the detail and the sweep's average busBW as the metric sweep_avg_busbw_gbps (never judged).
+// What exec.nccl_tests reports and `preflight inspect nccl-tests` prints.
+core::CheckResult judge_nccl_tests_reading(const NcclTestsReading& reading, long long target_bytes,
+                                           const NcclTestsExit& exit = {});
+
 }  // namespace preflight::plugins

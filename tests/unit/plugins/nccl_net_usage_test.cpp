@@ -124,10 +124,17 @@ TEST(NcclNetParse, NoIbDeviceLinesOnManyHosts) {
     ASSERT_NE(u.host("ip-172-31-12-210"), nullptr);
     EXPECT_EQ(u.host("ip-172-31-12-210")->socket_ifs, std::vector<std::string>{"ens3"});
     EXPECT_EQ(u.host("ip-172-31-8-153"), nullptr);  // only a NET/Plugin line
-    // One line per host: neither says which network NCCL took.
+    // One line per host. NCCL tries IB only when no net plugin was taken, and falls back to
+    // sockets when IB has no device: "No device found." alone means sockets. A NET/Socket line
+    // alone (2.4 prints it for the bootstrap in every process) says nothing.
+    EXPECT_EQ(u.host("ip-172-31-12-21")->transport(), NetTransport::socket);
+    EXPECT_EQ(u.host("ip-172-31-12-210")->transport(), NetTransport::unknown);
+    int sockets = 0;
     for (const auto& h : u.hosts) {
-        EXPECT_EQ(h.transport(), NetTransport::unknown) << h.host;
+        sockets += h.transport() == NetTransport::socket ? 1 : 0;
+        EXPECT_EQ(h.transport() == NetTransport::socket, h.ib_no_device) << h.host;
     }
+    EXPECT_EQ(sockets, 8);
 }
 
 TEST(NcclNetParse, HpcxSharpPluginIsTheIbFamily) {
@@ -312,9 +319,11 @@ TEST(NcclNetJudge, IbHcaNarrowsNcclSoOnlyTheOperatorsCountCanFail) {
 TEST(NcclNetJudge, NoLinesOrIncompleteLinesGiveNoVerdict) {
     EXPECT_EQ(judge_net_usage(parse_nccl_net_lines(""), from_param(8)).kind, NetVerdictKind::none);
     const auto aws = parse_nccl_net_lines(fixture("nccl_no_ib_device_socket.log"));
-    EXPECT_EQ(judge_net_usage(aws, from_param(1)).kind, NetVerdictKind::none);
     EXPECT_EQ(judge_net_usage(aws, from_param(1, "ip-172-31-12-210.ec2.internal")).kind,
               NetVerdictKind::none);
+    // The hosts whose IB found no device run on sockets: with 1 RDMA port expected, that fails.
+    EXPECT_EQ(judge_net_usage(aws, from_param(1)).kind, NetVerdictKind::fail);
+    EXPECT_EQ(judge_net_usage(aws, from_param(1, "ip-172-31-12-21")).kind, NetVerdictKind::fail);
     const auto v = judge_net_usage(aws, from_param(1, "absent"));
     EXPECT_EQ(v.kind, NetVerdictKind::none);
     EXPECT_TRUE(has(v.finding, "absent")) << v.finding;
