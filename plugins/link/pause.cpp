@@ -46,22 +46,6 @@ bool judgeable(const Reading& reading) {
     });
 }
 
-pause::Levels levels_from(const nlohmann::json& params) {
-    pause::Levels levels;
-    levels.pause_warn_per_s = params.at("pause_warn_per_s").get<double>();
-    levels.pause_fail_per_s = params.at("pause_fail_per_s").get<double>();
-    levels.pause_warn_per_gb = params.at("pause_warn_per_gb").get<double>();
-    levels.pause_fail_per_gb = params.at("pause_fail_per_gb").get<double>();
-    levels.paused_warn_fraction = params.at("paused_warn_fraction").get<double>();
-    levels.paused_fail_fraction = params.at("paused_fail_fraction").get<double>();
-    levels.discard_warn_per_s = params.at("discard_warn_per_s").get<double>();
-    levels.discard_fail_per_s = params.at("discard_fail_per_s").get<double>();
-    levels.min_gb = params.at("min_gb").get<double>();
-    levels.min_count =
-        static_cast<unsigned long long>(std::max(0LL, params.at("min_count").get<long long>()));
-    return levels;
-}
-
 std::vector<std::string> interface_names(const nlohmann::json& params, bool& auto_mode) {
     auto names = params.at("interfaces").get<std::vector<std::string>>();
     auto_mode = names.empty();
@@ -126,7 +110,10 @@ core::CheckSpec PauseCheck::check_spec() {
                  "discarded packets per second that fail; 0 = off (discards warn only)",
                  "packets/s"},
                 {"min_gb", ParamType::number, 1.0,
-                 "traffic the port must move in the window before the per-GB levels apply", "GB"},
+                 "traffic the port must move in the window before the per-GB levels apply; a "
+                 "port that sends pauses at pause_warn_per_s or more while moving less fails "
+                 "(a storm stops the traffic it would be judged against)",
+                 "GB"},
                 {"min_count", ParamType::integer, 100,
                  "growth a frame or discard counter needs before its rate is judged"},
             },
@@ -144,7 +131,7 @@ core::CheckResult PauseCheck::run_impl(const CheckContext& ctx, const nlohmann::
         result.detail = "phase: '" + phase_text + "' is not window, begin or end";
         return result;
     }
-    const auto levels = levels_from(params);
+    const auto levels = pause::levels_from(params);
     const auto sample_ms = std::max(0LL, params.at("sample_ms").get<long long>());
     const std::string key = link::snapshot_key(std::string(k_name), ctx.node, "netns");
     bool auto_mode = false;
@@ -241,7 +228,7 @@ core::CheckResult PauseCheck::run_impl(const CheckContext& ctx, const nlohmann::
                 "sample_ms " + std::to_string(sample_ms) + " does not fit before the deadline";
             return result;
         }
-        std::this_thread::sleep_for(window);
+        ctx.wait(window);
         const auto second_at = Clock::now();
         for (const auto& ifname : judgeable_names) {
             auto stats = ethtool::read_stats(ifname);

@@ -18,7 +18,16 @@ struct Pattern {
 // only for priorities with PFC enabled. The *_duration counters are in microseconds.
 // rx_discards_phy: dropped for lack of NIC buffers; rx_out_of_buffer: no host receive buffer;
 // tx_discards_phy: dropped on transmit, e.g. while paused by the network.
+// Older names (tests/fixtures/ethtool/README.md, "mlx5 and mlx4 pause names by driver version"):
+// the Linux 4.4-era mlx5e printed the IEEE 802.3 group without "_phy" (pport_strings[] in en.h:
+// pause_ctrl_rx/tx, octets_received/octets_tx, as a real Ubuntu 16.04 capture shows), with no
+// per-priority, duration or storm counter; MLNX_OFED 4.2-4.6 named the storm warning counter with
+// a trailing space, which classify() ignores.
 constexpr std::array k_mlx5 = {
+    Pattern{"pause_ctrl_rx", Event::pause_rx},
+    Pattern{"pause_ctrl_tx", Event::pause_tx},
+    Pattern{"octets_received", Event::bytes_rx},
+    Pattern{"octets_tx", Event::bytes_tx},
     Pattern{"rx_pause_ctrl_phy", Event::pause_rx},
     Pattern{"tx_pause_ctrl_phy", Event::pause_tx},
     Pattern{"rx_global_pause", Event::pause_rx},
@@ -182,6 +191,11 @@ std::optional<Classified> classify(std::string_view driver, std::string_view cou
     if (table == nullptr) {
         return std::nullopt;
     }
+    // Drivers' string tables have held names with a trailing space ("tx_pause_storm_warning_events
+    // " in MLNX_OFED 4.2-4.6); the counter is the same.
+    while (!counter.empty() && counter.back() == ' ') {
+        counter.remove_suffix(1);
+    }
     for (const auto& pattern : table->patterns) {
         int prio = -1;
         if (match_pattern(pattern.name, counter, prio)) {
@@ -211,6 +225,10 @@ std::map<std::string, unsigned long long> parse_ethtool_stats(std::string_view t
         auto name = line.substr(0, colon);
         while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) {
             name.remove_prefix(1);
+        }
+        // "tx_pause_storm_warning_events : 0": a name the driver ends with a space.
+        while (!name.empty() && name.back() == ' ') {
+            name.remove_suffix(1);
         }
         const auto number = line.substr(colon + 2);
         unsigned long long value = 0;

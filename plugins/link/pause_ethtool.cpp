@@ -82,6 +82,11 @@ core::Result<std::map<std::string, unsigned long long>> read_stats(const std::st
         const char* raw =
             reinterpret_cast<const char*>(strings->data) + std::size_t{i} * ETH_GSTRING_LEN;
         std::string name(raw, strnlen(raw, ETH_GSTRING_LEN));
+        // Some driver versions end a name with a space (mlx5 in MLNX_OFED 4.2-4.6,
+        // "tx_pause_storm_warning_events "): the counter is the one without it.
+        while (!name.empty() && name.back() == ' ') {
+            name.pop_back();
+        }
         out[name] = stats->data[i];
     }
     return out;

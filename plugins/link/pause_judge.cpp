@@ -1,5 +1,6 @@
 #include "plugins/link/pause_judge.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -63,6 +64,17 @@ Judged judge_frames(const std::string& name, bool sent, unsigned long long delta
     std::string level = verdict == Verdict::fail ? "fail at " + figure(levels.pause_fail_per_s)
                                                  : "warn at " + figure(levels.pause_warn_per_s);
     level += "/s";
+    if (sent && gb && *gb < levels.min_gb && levels.pause_warn_per_s > 0 &&
+        per_s >= levels.pause_warn_per_s) {
+        // A storm stops the traffic it would be judged against: a port that keeps asking its
+        // partner to stop while almost nothing arrives is not congested, its receive path is
+        // stuck. The per-GB levels cannot see it (too little moved), so the rate decides.
+        return {Verdict::fail, name + " " + figure(per_s) + "/s sent while the port moved " +
+                                   link::format_number(std::round(*gb * 1000) / 1000) +
+                                   " GB (under min_gb " + figure(levels.min_gb) + "; fail from " +
+                                   figure(levels.pause_warn_per_s) +
+                                   "/s then): a pause storm, this port's receive path is stuck"};
+    }
     if (gb && *gb >= levels.min_gb) {
         const double per_gb = static_cast<double>(delta) / *gb;
         const Verdict by_gb = level_of(per_gb, levels.pause_warn_per_gb, levels.pause_fail_per_gb);
@@ -123,6 +135,34 @@ Judged judge_discards(const std::string& name, unsigned long long delta, double 
 }
 
 }  // namespace
+
+Levels levels_from(const nlohmann::json& params) {
+    Levels levels;
+    levels.pause_warn_per_s = params.at("pause_warn_per_s").get<double>();
+    levels.pause_fail_per_s = params.at("pause_fail_per_s").get<double>();
+    levels.pause_warn_per_gb = params.at("pause_warn_per_gb").get<double>();
+    levels.pause_fail_per_gb = params.at("pause_fail_per_gb").get<double>();
+    levels.paused_warn_fraction = params.at("paused_warn_fraction").get<double>();
+    levels.paused_fail_fraction = params.at("paused_fail_fraction").get<double>();
+    levels.discard_warn_per_s = params.at("discard_warn_per_s").get<double>();
+    levels.discard_fail_per_s = params.at("discard_fail_per_s").get<double>();
+    levels.min_gb = params.at("min_gb").get<double>();
+    levels.min_count =
+        static_cast<unsigned long long>(std::max(0LL, params.at("min_count").get<long long>()));
+    return levels;
+}
+
+bool is_level_param(std::string_view name) {
+    for (std::string_view level :
+         {"pause_warn_per_s", "pause_fail_per_s", "pause_warn_per_gb", "pause_fail_per_gb",
+          "paused_warn_fraction", "paused_fail_fraction", "discard_warn_per_s",
+          "discard_fail_per_s", "min_gb", "min_count"}) {
+        if (name == level) {
+            return true;
+        }
+    }
+    return false;
+}
 
 Verdict worse(Verdict a, Verdict b) {
     return rank(a) >= rank(b) ? a : b;

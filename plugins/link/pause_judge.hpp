@@ -6,7 +6,10 @@
 // under load a port sees pauses (hundreds per second is ordinary; Intel's 800 Series flow-control
 // guide says both tx and rx priority counters are expected to grow under high-stress traffic),
 // while a storm is a port paused most of the time: thousands to tens of thousands of frames per
-// second at 100-400 Gb/s, or a pause duration near 100 % of the window.
+// second at 100-400 Gb/s, or a pause duration near 100 % of the window. A storm also stops the
+// traffic the per-GB levels are measured against: a port that sent frames at the warn rate or
+// more while moving less than min_gb fails on its rate alone (its receive path is stuck, not
+// congested: a healthy port pauses only while traffic arrives).
 //
 // Direction matters. Frames this port sent (tx) mean its own receive path cannot keep up: that
 // can fail the node. Frames it received (rx) mean the link partner is pausing it, which a storm
@@ -18,7 +21,10 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/model.hpp"
 #include "plugins/link/link_common.hpp"
@@ -48,6 +54,11 @@ struct InterfaceJudgement {
     std::map<std::string, double> metrics;  // "<ifname>.<counter>_delta", "_per_s", ...
     int counters = 0;                       // pause/PFC/duration/discard counters judged
 };
+
+// The levels from link.pause's resolved parameters (the check's spec declares them and their
+// defaults), and whether a parameter name is one of them.
+Levels levels_from(const nlohmann::json& params);
+bool is_level_param(std::string_view name);
 
 // Judges ifname (driver as ETHTOOL_GDRVINFO names it) from two readings seconds apart. Counters
 // missing from either reading, or that went backwards (reset), are not judged.

@@ -211,5 +211,53 @@ TEST(PauseFixtures, EnaIsNotJudged) {
     EXPECT_EQ(j.metrics.at("eth0.bw_in_allowance_exceeded_delta"), 5000.0);
 }
 
+// Ubuntu 16.04's mlx5 (the Linux 4.4-era names, isc-projects/ethq #8): the IEEE 802.3 group
+// without "_phy". The stored capture stops just before its pause lines, so the first snapshot
+// adds pause_ctrl_rx/tx at 0 under the names en.h prints next (README: names by driver version);
+// the second adds growth over 1 s. Before this table row, such a port had no pause counter at all
+// and was never judged.
+TEST(PauseFixtures, Mlx5OldKernelNamesAreJudged) {
+    auto before = load("mlx5_ubuntu1604_oldnames_partial.txt");
+    EXPECT_EQ(before.at("octets_received"), 1084993260u);
+    EXPECT_EQ(before.at("octets_tx"), 5834192580u);
+    EXPECT_EQ(before.count("rx_bytes_phy"), 0u);
+    before["pause_ctrl_rx"] = 0;
+    before["pause_ctrl_tx"] = 0;
+    // A storm that stopped the traffic: 5000 pauses/s sent, 2 MB moved.
+    auto storm = before;
+    storm["pause_ctrl_tx"] += 5000;
+    storm["octets_received"] += 1'000'000;
+    storm["octets_tx"] += 1'000'000;
+    auto j = pause::judge_interface("p3p1", "mlx5_core", before, storm, 1.0, {});
+    EXPECT_EQ(j.verdict, core::Verdict::fail) << testing::PrintToString(j.findings) << j.note;
+    ASSERT_EQ(j.findings.size(), 1u);
+    EXPECT_EQ(j.findings[0],
+              "p3p1: pause_ctrl_tx 5000/s sent while the port moved 0.002 GB (under min_gb 1; "
+              "fail from 1000/s then): a pause storm, this port's receive path is stuck");
+    EXPECT_DOUBLE_EQ(j.metrics.at("p3p1.gb_moved"), 0.002);
+    // Healthy under traffic: 200 pauses/s while 20 GB moved (10 per GB).
+    auto healthy = before;
+    healthy["pause_ctrl_tx"] += 200;
+    healthy["octets_received"] += 10'000'000'000;
+    healthy["octets_tx"] += 10'000'000'000;
+    j = pause::judge_interface("p3p1", "mlx5_core", before, healthy, 1.0, {});
+    EXPECT_EQ(j.verdict, core::Verdict::pass) << testing::PrintToString(j.findings);
+    EXPECT_EQ(j.counters, 2);
+}
+
+// MLNX_OFED 4.2-4.6 named the storm warning counter with a trailing space; ethtool prints
+// "tx_pause_storm_warning_events : 0". It is the same counter.
+TEST(PauseFixtures, StormCounterNameWithATrailingSpace) {
+    const auto before = pause::parse_ethtool_stats(
+        "     tx_pause_storm_warning_events : 0\n     tx_pause_storm_error_events: 0\n");
+    ASSERT_EQ(before.count("tx_pause_storm_warning_events"), 1u);
+    EXPECT_EQ(pause::classify("mlx5_core", "tx_pause_storm_warning_events ")->event,
+              pause::Event::storm_warning);
+    auto after = before;
+    after["tx_pause_storm_error_events"] = 2;
+    const auto j = pause::judge_interface("eth2", "mlx5_core", before, after, 1.0, {});
+    EXPECT_EQ(j.verdict, core::Verdict::fail);
+}
+
 }  // namespace
 }  // namespace preflight::plugins

@@ -158,11 +158,27 @@ TEST(PauseJudge, PerGbAndDurationAndFloors) {
     EXPECT_EQ(j.verdict, core::Verdict::fail);
     EXPECT_NE(j.findings[0].find("2500 per GB moved sent (fail at 1000)"), std::string::npos)
         << j.findings[0];
-    // Under min_gb of traffic the per-GB levels do not apply: 5000/s only warns.
+    // Under min_gb of traffic the per-GB levels cannot apply: a storm stops the traffic. 5000/s
+    // sent while 200 bytes moved is a stuck receive path and fails on the rate alone (it only
+    // warned before: a storm that stopped traffic could never fail under 10000/s).
     after["rx_bytes"] = 100;
     after["tx_bytes"] = 100;
     j = pause::judge_interface("ens1", "bnxt_en", before, after, 1.0, {});
+    EXPECT_EQ(j.verdict, core::Verdict::fail);
+    EXPECT_EQ(j.findings[0],
+              "ens1: tx_pfc_ena_frames_pri3 5000/s sent while the port moved 0 GB (under min_gb "
+              "1; fail from 1000/s then): a pause storm, this port's receive path is stuck");
+    // The same rate received: the partner pauses this port, a warning only.
+    const link::CounterSnapshot rx0 = {
+        {"rx_pfc_ena_frames_pri3", 0}, {"rx_bytes", 0}, {"tx_bytes", 0}};
+    auto rx1 = rx0;
+    rx1["rx_pfc_ena_frames_pri3"] = 5000;
+    j = pause::judge_interface("ens1", "bnxt_en", rx0, rx1, 1.0, {});
     EXPECT_EQ(j.verdict, core::Verdict::warn);
+    // Under the warn rate with little traffic: nothing to say.
+    after["tx_pfc_ena_frames_pri3"] = 500;
+    j = pause::judge_interface("ens1", "bnxt_en", before, after, 1.0, {});
+    EXPECT_EQ(j.verdict, core::Verdict::pass);
     // A handful of pauses in a short window is not a rate (min_count).
     after["tx_pfc_ena_frames_pri3"] = 50;
     j = pause::judge_interface("ens1", "bnxt_en", before, after, 0.001, {});
