@@ -13,6 +13,7 @@
 #include "controller/cli/cli_checks.hpp"
 #include "controller/cli/cli_common.hpp"
 #include "controller/cli/cli_gang_gate.hpp"
+#include "controller/cli/cli_inspect.hpp"
 #include "controller/cli/cli_keys.hpp"
 #include "controller/cli/cli_ledger.hpp"
 #include "controller/cli/cli_report.hpp"
@@ -238,6 +239,7 @@ int preflight_main(int argc, char** argv) {
         add_certify_command(app),
         add_gang_gate_command(app),
         add_ledger_commands(app),
+        add_inspect_command(app),
         add_testbed_commands(app, argv[0]),
         [run_checks = add_checks_command(app)](const std::string&, bool) { return run_checks(); },
     };

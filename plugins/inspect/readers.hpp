@@ -1,0 +1,12 @@
+// The rows of the reader table (readers.cpp), one function per file that judges a kind.
+#pragma once
+
+#include "plugins/inspect/inspect.hpp"
+
+namespace preflight::plugins::inspect {
+
+Reader nccl_tests_reader();  // inspect_nccl.cpp
+Reader nccl_log_reader();    // inspect_nccl.cpp
+Reader ethtool_reader();     // inspect_ethtool.cpp
+
+}  // namespace preflight::plugins::inspect
