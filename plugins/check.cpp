@@ -3,8 +3,17 @@
 #include <algorithm>
 #include <exception>
 #include <string>
+#include <thread>
 
 namespace preflight::plugins {
+
+void CheckContext::wait(std::chrono::milliseconds window) const {
+    if (wait_window) {
+        wait_window(window);
+    } else {
+        std::this_thread::sleep_for(window);
+    }
+}
 
 double CheckContext::seconds_left() const {
     const auto left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now());

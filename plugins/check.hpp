@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -42,8 +43,12 @@ struct CheckContext {
     std::chrono::steady_clock::time_point deadline;  // the check must finish by then
     const std::atomic<bool>* cancel = nullptr;       // set when the run is shutting down
     const ExecPolicy* exec_policy = nullptr;  // programs a check may start; null: the defaults
+    // Waits out a check's sampling window (between the two readings of its counters). Empty:
+    // sleep. Tests set it to change a counter inside the window, with no timing involved.
+    std::function<void(std::chrono::milliseconds)> wait_window;
 
     double seconds_left() const;
+    void wait(std::chrono::milliseconds window) const;
 };
 
 class Check {

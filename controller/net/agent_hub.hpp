@@ -92,6 +92,8 @@ class AgentHub final : public ConnectionHandler {
     bool shed_unauthenticated(const std::string& why);
     // Unauthenticated connections shed, or refused at accept for their source's limits.
     std::uint64_t shed_count() const { return m_shed.load(); }
+    // Bytes all connections hold in partial frames now (the budget max_partial_frame_bytes caps).
+    std::size_t partial_frame_bytes() const { return m_partial_frames.held(); }
     void start_timers();
 
     // Thread-safe. Waits until every expected node authenticated, the deadline passed, or

@@ -3,6 +3,8 @@
 // I/O thread only; every update is O(1) or O(log sources), never a scan of the connections.
 #pragma once
 
+#include <atomic>
+
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -77,13 +79,14 @@ class PartialFrameBudget {
     void release(Share& share) { update(share, 0, share.authenticated); }
 
     std::size_t cap() const { return m_cap; }
-    std::size_t held() const { return m_held; }
-    std::size_t held_unauthenticated() const { return m_unauthenticated; }
+    // Updated on the I/O thread only; readable from any thread (tests wait on it).
+    std::size_t held() const { return m_held.load(); }
+    std::size_t held_unauthenticated() const { return m_unauthenticated.load(); }
 
   private:
     std::size_t m_cap;
-    std::size_t m_held = 0;
-    std::size_t m_unauthenticated = 0;
+    std::atomic<std::size_t> m_held{0};
+    std::atomic<std::size_t> m_unauthenticated{0};
 };
 
 }  // namespace preflight::controller

@@ -244,7 +244,7 @@ core::CheckResult InfinibandCheck::run_impl(const CheckContext& ctx, const nlohm
             unjudged.push_back("sample_ms " + std::to_string(sample_ms) +
                                " does not fit before the deadline");
         } else {
-            std::this_thread::sleep_for(window);
+            ctx.wait(window);
             for (std::size_t i = 0; i < ports.size(); ++i) {
                 const auto after = read_counters(sysfs, ports[i], counter_names);
                 for (const auto& [name, value] : after) {

@@ -894,12 +894,20 @@ TEST_F(AgentHubTest, PartialFramesAcrossConnectionsAreCapped) {
           [](HubOptions& o) { o.max_partial_frame_bytes = 256 * 1024; });
     const std::string half_hello = header(60000) + std::string(50000, 'x');
     std::vector<std::unique_ptr<RawClient>> peers;
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 2; ++i) {
         peers.push_back(std::make_unique<RawClient>(port()));
         ASSERT_TRUE(peers.back()->receive_as<core::msg::Challenge>().has_value()) << i;
+        const std::size_t before = hub().partial_frame_bytes();
         peers.back()->send_raw(half_hello);
-        std::this_thread::sleep_for(300ms);  // read in full before the next one grows the total
+        // Read in full before the next one grows the total: the hub holds all of it.
+        ASSERT_TRUE(eventually(
+            [&] { return hub().partial_frame_bytes() >= before + half_hello.size() - 8; }, 5000ms))
+            << i << ": " << hub().partial_frame_bytes();
     }
+    const std::size_t two = hub().partial_frame_bytes();
+    peers.push_back(std::make_unique<RawClient>(port()));
+    ASSERT_TRUE(peers.back()->receive_as<core::msg::Challenge>().has_value());
+    peers.back()->send_raw(half_hello);
     auto closed = [&] {
         int n = 0;
         for (const auto& peer : peers) {
@@ -907,18 +915,24 @@ TEST_F(AgentHubTest, PartialFramesAcrossConnectionsAreCapped) {
         }
         return n;
     };
-    EXPECT_TRUE(eventually([&] { return closed() > 0; }, 2000ms))
+    EXPECT_TRUE(eventually([&] { return closed() > 0; }, 5000ms))
         << "the connection over the cap was kept";
-    std::this_thread::sleep_for(200ms);
+    // The closed one's share is released; the first two still hold theirs, so they are open.
+    EXPECT_TRUE(eventually([&] { return hub().partial_frame_bytes() == two; }, 5000ms))
+        << hub().partial_frame_bytes() << " != " << two;
     EXPECT_EQ(closed(), 1);
+    EXPECT_TRUE(peers[2]->wait_closed(20ms));
 
     // An authenticated agent's partial frames have the other half.
     RawClient agent(port());
     ASSERT_TRUE(agent.authenticate("n2"));
     const std::string frame =
         agent.frame_for(core::serialize(core::msg::KvSet{"g1/key", std::string(100 * 1024, 'a')}));
+    const std::size_t held = hub().partial_frame_bytes();
     agent.send_raw(frame.substr(0, frame.size() / 2));
-    std::this_thread::sleep_for(200ms);
+    ASSERT_TRUE(eventually(
+        [&] { return hub().partial_frame_bytes() >= held + frame.size() / 2 - 64; }, 5000ms))
+        << "the first half was not held as a partial frame: " << hub().partial_frame_bytes();
     agent.send_raw(frame.substr(frame.size() / 2));
     agent.send(core::msg::KvGet{1, "g1/key", 1.0});
     auto value = agent.receive_as<core::msg::KvValue>();

@@ -442,13 +442,15 @@ TEST_F(SshFanout, AtMostFanoutEstablishingAndTheNextStartsWhenOneConnects) {
     EXPECT_EQ(started(), (std::set<std::string>{"n1", "n2", "n3", "n4", "n5"}));
     // Each session got its own node's key on stdin.
     for (const auto& n : {"n1", "n2", "n3"}) {
+        // The fake ssh copies its stdin to the file: poll (with a deadline) until what it wrote
+        // is whole, rather than sleep and hope it was.
         const auto key_file = m_dir / (std::string(n) + ".key");
+        const auto expected = core::derive_node_key(k_secret, n);
         auto deadline = std::chrono::steady_clock::now() + 5s;
-        while (!fs::exists(key_file) && std::chrono::steady_clock::now() < deadline) {
+        while (slurp(key_file) != expected && std::chrono::steady_clock::now() < deadline) {
             std::this_thread::sleep_for(20ms);
         }
-        std::this_thread::sleep_for(50ms);
-        EXPECT_EQ(slurp(key_file), core::derive_node_key(k_secret, n)) << n;
+        EXPECT_EQ(slurp(key_file), expected) << n;
     }
     launcher.stop();
 }

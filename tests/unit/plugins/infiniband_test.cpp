@@ -103,13 +103,14 @@ TEST(Infiniband, ErrorCounterGrowingWithinWindowFails) {
     TempTree tree;
     InfinibandCheck check;
     const auto counter = tree.root() / "sys/class/infiniband/mlx5_6/ports/1/counters/symbol_error";
-    // The check reads, sleeps 400 ms, reads again; the write lands inside the window.
-    std::thread writer([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(150));
-        std::ofstream(counter) << "12\n";
-    });
-    auto r = fixture::run_on(check, tree.root(), {{"sample_ms", 400}, {"devices", {"mlx5_6"}}});
-    writer.join();
+    // The check reads, waits out its window, reads again: the write is made in that wait.
+    int waits = 0;
+    auto r =
+        fixture::run_on(check, tree.root(), {{"sample_ms", 400}, {"devices", {"mlx5_6"}}}, [&] {
+            ++waits;
+            std::ofstream(counter) << "12\n";
+        });
+    EXPECT_EQ(waits, 1);
     EXPECT_EQ(r.verdict, core::Verdict::fail);
     EXPECT_EQ(r.detail, "mlx5_6 port 1: symbol_error +12");
     EXPECT_EQ(r.metrics.at("mlx5_6.1.symbol_error_delta"), 12);
