@@ -30,8 +30,15 @@ Reference cohort_reference(std::string_view metric, const std::string& name,
     const double med = median(values);
     ref.median = med;
     ref.mad = mad(values);
+    std::vector<double> fast;
     for (double v : values) {
-        ref.above_median_band += v * policy.threshold_fraction > med ? 1 : 0;
+        if (v * policy.threshold_fraction > med) {
+            fast.push_back(v);
+        }
+    }
+    ref.above_median_band = static_cast<int>(fast.size());
+    if (fast.size() >= 2 && 4 * fast.size() >= values.size()) {
+        ref.fast_band_median = median(fast);
     }
     if (policy.max_relative_mad && *policy.max_relative_mad > 0.0 && med > 0.0) {
         ref.noisy = *ref.mad / med > *policy.max_relative_mad;
@@ -78,6 +85,18 @@ Judgement judge_one(const Sample& s, const Reference& ref, const JudgePolicy& po
             j.verdict = Verdict::fail;
             j.detail = measured;
         }
+    } else if (ref.basis == "cohort median" && ref.fast_band_median &&
+               s.value < policy.threshold_fraction * *ref.fast_band_median) {
+        j.verdict = Verdict::warn;
+        j.undecided = Undecided::inconclusive;
+        j.detail = fmt::format(
+            "inconclusive: {} {:.4g} passes the median rule ({:.0f}% of the {} median {:.4g}), but "
+            "{} of {} nodes run at {:.0f}% of the median or more (their median {:.4g}): the median "
+            "may be slow, with much of the cohort degraded; no action (configure "
+            "evaluation.floors to judge against an absolute figure)",
+            metric, s.value, 100.0 * *j.fraction_of_median, ref.cohort, *ref.median,
+            ref.above_median_band, ref.cohort_size, 100.0 / policy.threshold_fraction,
+            *ref.fast_band_median);
     } else if (ref.basis == "none") {
         j.verdict = Verdict::warn;
         j.undecided = Undecided::inconclusive;
@@ -86,6 +105,9 @@ Judgement judge_one(const Sample& s, const Reference& ref, const JudgePolicy& po
             "configured: not judged, no action",
             cohort_name(cohort_key, label), ref.cohort_size, policy.min_cohort);
     }
+    j.suspect =
+        j.verdict == Verdict::fail || (ref.basis == "cohort median" && ref.fast_band_median &&
+                                       s.value < policy.threshold_fraction * *ref.fast_band_median);
     if (ref.median && ref.basis == "floor") {
         j.note = fmt::format(
             "the {} median {:.4g} is under the floor {:.4g} (most of the cohort is slow): judged "

@@ -11,7 +11,10 @@
 // the spread is too wide to tell a slow node from noise: a node under the median rule is
 // inconclusive too (a node under the floor still fails: the floor needs no cohort). When the
 // cohort median itself is under the floor, most of the cohort is slow and the median is no
-// reference: nodes are judged against the floor alone.
+// reference: nodes are judged against the floor alone. When a quarter or more of the cohort runs
+// faster than median / threshold_fraction, the cohort is split in two and its median may sit in
+// the slow part (pairs: with 30 % of nodes slow, half the pairs hold one): a node under
+// threshold_fraction x the fast part's median is inconclusive, not a pass.
 #pragma once
 
 #include <map>
@@ -47,6 +50,11 @@ struct Reference {
     // Nodes of the cohort faster than median / threshold_fraction: many of them mean the median
     // itself may be slow (most of the cohort degraded). Callers may warn about it.
     int above_median_band = 0;
+    // The median of that fast band when it holds at least a quarter of the cohort (and 2 nodes):
+    // a cohort split into a fast group and a slow one whose median sits in the slow group. A node
+    // that passes the median rule but is under threshold_fraction x this figure is inconclusive,
+    // never a pass, and a suspect for the group rounds to re-pair.
+    std::optional<double> fast_band_median;
     // MAD / median above the policy's bound: nodes under the median rule are inconclusive.
     bool noisy = false;
 };
@@ -66,6 +74,9 @@ struct Judgement {
     std::optional<double> fraction_of_median;
     std::string detail;  // why it is not a pass; empty for a pass
     std::string note;    // a caveat about the reference (median under the floor)
+    // Worth measuring again with other partners: a fail, or under the fast band (see Reference).
+    // The group rounds re-pair suspects; only a fail is ever acted on.
+    bool suspect = false;
 };
 
 struct CohortJudgement {

@@ -26,11 +26,12 @@ SuspectSearch locate_suspects(const StepRunner& run_steps, const GroupCheckPlan&
     rounds.mark_groups(r1, judged);
     rounds.note_reference(judged);
 
-    // Round 2: each node the judge fails (and each node left without a figure by a lost partner)
-    // with a distinct good node, which tells which end is slow. The judge runs again after each
-    // wave on the figures so far: a suspect cleared by its re-pairing raises the median, and a
-    // node that now falls under it is re-paired in the next wave, so that no node reaches the
-    // evaluation under the threshold without having been re-paired.
+    // Round 2: each suspect of the judge (a node it fails, or one under the fast part of a split
+    // cohort) and each node left without a figure by a lost partner, with a distinct good node,
+    // which tells which end is slow. The judge runs again after each wave on the figures so far:
+    // a suspect cleared by its re-pairing raises the median, and a node that now falls under it
+    // is re-paired in the next wave, so that no node reaches the evaluation under the threshold
+    // without having been re-paired.
     for (int wave = 0; wave < 3; ++wave) {
         auto split = rounds.split(nodes, judged, tried);
         if (split.candidates.empty() || split.good.empty()) {
@@ -44,9 +45,20 @@ SuspectSearch locate_suspects(const StepRunner& run_steps, const GroupCheckPlan&
         rounds.mark_groups(r2, judged);
         for (std::size_t i = 0; i < r2.size(); ++i) {
             tried.insert(plan2.groups[i].front());
-            if (rounds.group_slow(r2[i])) {
-                still_slow.insert(plan2.groups[i].front());
-            }
+            search.repair_group[plan2.groups[i].front()] = r2[i];
+        }
+    }
+    // Slow in its re-pairing against the last judgement, not the one of its wave: a later wave can
+    // clear the median (a cohort whose round-1 median sat among slow pairs), and a re-pairing that
+    // looked normal against the old median is slow against the new one.
+    std::vector<std::size_t> repairs;
+    for (const auto& [node, idx] : search.repair_group) {
+        repairs.push_back(idx);
+    }
+    rounds.mark_groups(repairs, judged);
+    for (const auto& [node, idx] : search.repair_group) {
+        if (rounds.group_slow(idx)) {
+            still_slow.insert(node);
         }
     }
     for (const auto& c : rounds.split(nodes, judged, tried).candidates) {

@@ -4,6 +4,7 @@
 // one is cleared by its re-pairing, and a node that is slow with every partner keeps a low figure.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -23,7 +24,8 @@ struct SuspectSearch {
     std::shared_ptr<RoundsState> state;
     core::CohortJudgement judged;      // the judge over the figures after the last round
     std::set<std::string> tried;       // re-paired once with a good partner
-    std::set<std::string> still_slow;  // ... and slow there too
+    std::set<std::string> still_slow;  // ... and slow there, against the last judgement
+    std::map<std::string, std::size_t> repair_group;  // tried node -> its re-pairing's group
 };
 SuspectSearch locate_suspects(const StepRunner& run_steps, const GroupCheckPlan& plan,
                               const std::vector<std::string>& nodes, const CohortOf& cohort_of,

@@ -165,6 +165,17 @@ class RoundsState {
         return out;
     }
 
+    // Worth another partner: failing, or under the fast part of a split cohort (core/judge.hpp).
+    static std::set<std::string> suspects(const core::CohortJudgement& judged) {
+        std::set<std::string> out;
+        for (const auto& j : judged.nodes) {
+            if (j.suspect) {
+                out.insert(j.node);
+            }
+        }
+        return out;
+    }
+
     // A group is slow when its figure is under the threshold of its first member's cohort.
     void mark_groups(const std::vector<std::size_t>& indices, const core::CohortJudgement& judged) {
         for (auto idx : indices) {
@@ -212,11 +223,12 @@ class RoundsState {
     };
 
     // Sorts the connected nodes for the next re-pairing; nodes already re-paired once are
-    // neither candidates nor partners until they pass again.
+    // neither candidates nor partners until they pass again. Suspects are candidates, never
+    // partners.
     Split split(const std::vector<std::string>& nodes, const core::CohortJudgement& judged,
                 const std::set<std::string>& tried) const {
         Split out;
-        const auto fails = failing(judged);
+        const auto fails = suspects(judged);
         const auto measured = figures();
         for (const auto& node : nodes) {
             const auto* h = history(node);

@@ -162,8 +162,13 @@ TEST(OneReference, TheFloorPicksSuspectsInTheRoundsToo) {
     EXPECT_TRUE(confirmed(j.rounds).count("g2"));
 }
 
-// Whatever the rates, a node the evaluation fails was confirmed slow with good partners.
+// Whatever the rates, a node the evaluation fails was confirmed slow with good partners, and is
+// slow. The positive control: the clearly slow nodes (under 85 % of the ~100 GB/s the healthy
+// ones run at) are never passed, and over the 40 fabrics many are failed; without it the test
+// would pass on a judge that fails nothing.
 TEST(OneReference, NoNodeFailsWithoutConfirmation) {
+    int failed = 0;
+    int clearly_slow = 0;
     for (unsigned seed = 1; seed <= 40; ++seed) {
         std::mt19937 rng(seed);
         int n = std::uniform_int_distribution<int>(4, 24)(rng);
@@ -177,10 +182,19 @@ TEST(OneReference, NoNodeFailsWithoutConfirmation) {
         auto c = confirmed(j.rounds);
         for (const auto& [node, verdict] : verdicts(j)) {
             if (verdict == Verdict::fail) {
+                ++failed;
                 EXPECT_TRUE(c.count(node)) << "seed " << seed << ": " << node;
+                EXPECT_LT(f.rate.at(node), 97.0) << "seed " << seed << ": healthy " << node;
+            }
+            if (f.rate.at(node) < 85.0) {
+                ++clearly_slow;
+                EXPECT_NE(verdict, Verdict::pass)
+                    << "seed " << seed << ": " << node << " at " << f.rate.at(node);
             }
         }
     }
+    EXPECT_GT(clearly_slow, 20);
+    EXPECT_GE(failed, clearly_slow * 9 / 10) << "the judge failed almost none of the slow nodes";
 }
 
 }  // namespace

@@ -150,6 +150,48 @@ TEST(Judge, AgainstItsOwnBaseline) {
     EXPECT_EQ(judge_against_baseline("m", 40.0, std::nullopt, policy).verdict, Verdict::fail);
 }
 
+// A 5-node cohort of pairs where two of them drew slow partners: figures {97, 51, 57, 57, 97}.
+// Median 57, threshold 51.3: every node passes the median rule, the 51 at 90% of it. But 2 of 5
+// (a quarter or more) run at 97 > 57 / 0.9: their median 97 puts the fast band's threshold at
+// 87.3. The three under it are inconclusive and suspects, never a pass (a positive control in
+// one_reference_test found exactly this: nodes at 51 % of the healthy rate passed).
+TEST(Judge, ACohortSplitInTwoMakesItsSlowPartInconclusiveNotAPass) {
+    auto j = judge_cohorts("busbw_gbps", cohort({97, 51.33, 56.62, 56.62, 97}), {}, "sku");
+    const auto& ref = j.nodes[0].reference;
+    EXPECT_DOUBLE_EQ(*ref.median, 56.62);
+    EXPECT_EQ(ref.above_median_band, 2);
+    ASSERT_TRUE(ref.fast_band_median.has_value());
+    EXPECT_DOUBLE_EQ(*ref.fast_band_median, 97.0);
+    for (int i : {1, 2, 3}) {
+        EXPECT_EQ(j.nodes[i].verdict, Verdict::warn) << i;
+        EXPECT_EQ(j.nodes[i].undecided, Undecided::inconclusive) << i;
+        EXPECT_TRUE(j.nodes[i].suspect) << i;
+    }
+    EXPECT_THAT(j.nodes[1].detail,
+                HasSubstr("passes the median rule (91% of the sku=a100 median 56.62), but 2 of 5 "
+                          "nodes run at 111% of the median or more (their median 97)"));
+    EXPECT_EQ(j.nodes[0].verdict, Verdict::pass);
+    EXPECT_FALSE(j.nodes[0].suspect);
+    // A node under the median rule is still a plain fail, and a suspect.
+    j = judge_cohorts("busbw_gbps", cohort({97, 40, 57, 57, 97}), {}, "sku");
+    EXPECT_EQ(j.nodes[1].verdict, Verdict::fail);
+    EXPECT_TRUE(j.nodes[1].suspect);
+}
+
+// The fast band needs a quarter of the cohort: a few fast outliers in a large cohort (3 of 20
+// at 120 %) are noise, and nothing changes.
+TEST(Judge, AFewFastOutliersDoNotSplitTheCohort) {
+    std::vector<double> values(17, 100.0);
+    values.insert(values.end(), {120.0, 121.0, 122.0});
+    auto j = judge_cohorts("busbw_gbps", cohort(values), {}, "sku");
+    EXPECT_EQ(j.nodes[0].reference.above_median_band, 3);
+    EXPECT_FALSE(j.nodes[0].reference.fast_band_median.has_value());
+    for (const auto& n : j.nodes) {
+        EXPECT_EQ(n.verdict, Verdict::pass) << n.node;
+        EXPECT_FALSE(n.suspect) << n.node;
+    }
+}
+
 TEST(Judge, NoSamplesNoJudgements) {
     auto j = judge_cohorts("m", {}, {}, "sku");
     EXPECT_TRUE(j.nodes.empty());
