@@ -47,11 +47,20 @@ if [[ -n "$prebuilt" ]]; then
   export LD_LIBRARY_PATH="$build_dir/lib/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   echo "== GPU-path test executables (prebuilt)"
   failed=0
+  ran=0
   for t in "$build_dir"/bin/*_test; do
     echo "-- $(basename "$t")"
-    "$t" || { echo "FAILED: $(basename "$t")"; failed=1; }
+    out=$("$t" 2>&1) || { failed=1; echo "FAILED: $(basename "$t")"; }
+    printf '%s\n' "$out"
+    # GoogleTest's summary: "[  PASSED  ] N tests." counts the tests that ran and passed.
+    n=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -n 1)
+    ran=$((ran + ${n:-0}))
   done
   ((failed == 0)) || echo "gpu-check.sh: a test failed (above); going on to the measurement" >&2
+  if ((ran == 0)); then
+    echo "gpu-check.sh: every GPU test skipped on a machine with $gpus GPU(s): see the reasons above" >&2
+    exit 1
+  fi
 else
   build_dir=${PREFLIGHT_BUILD_DIR:-build}
   bash scripts/build.sh
@@ -60,7 +69,14 @@ else
     exit 2
   fi
   echo "== GPU-labelled tests"
-  (cd "$build_dir" && ctest -L gpu --output-on-failure)
+  log="$build_dir/gpu-check-ctest.log"
+  (cd "$build_dir" && ctest -L gpu --output-on-failure -V) | tee "$log"
+  # A machine with GPUs where every GPU test skipped checked nothing: that is a failure.
+  passed=$(grep -c '^\[       OK \]' "$log" || true)
+  if ((passed == 0)); then
+    echo "gpu-check.sh: every GPU test skipped on a machine with $gpus GPU(s): see the reasons above" >&2
+    exit 1
+  fi
 fi
 
 if [[ -z "$arp" && -n "${NCCL_TESTS_DIR:-}" && -x "$NCCL_TESTS_DIR/build/all_reduce_perf" ]]; then

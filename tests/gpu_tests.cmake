@@ -14,6 +14,17 @@ endif()
 foreach(t ${gpu_tests})
   preflight_add_test(${t} gpu preflight_agent preflight_plugins)
 endforeach()
+if(NOT PREFLIGHT_WITH_CUDA)
+  # Without the CUDA toolkit the GPU tests cannot be built; each is still listed, and skipped
+  # with the reason (CTest's SKIP_RETURN_CODE), rather than vanishing from the list.
+  file(GLOB gpu_test_sources CONFIGURE_DEPENDS unit/gpu/*_test.cpp)
+  foreach(t ${gpu_test_sources})
+    get_filename_component(name ${t} NAME_WE)
+    add_test(NAME gpu.${name}
+             COMMAND sh -c "echo 'skipped: built without CUDA (PREFLIGHT_WITH_CUDA=OFF: no CUDA toolkit at configure time), so ${name} was not built'; exit 77")
+    set_tests_properties(gpu.${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+  endforeach()
+endif()
 if(PREFLIGHT_WITH_CUDA)
   # These tests ask the CUDA runtime themselves whether a device is usable.
   target_link_libraries(nccl_allreduce_test PRIVATE CUDA::cudart_static)

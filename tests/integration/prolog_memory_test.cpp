@@ -3,7 +3,9 @@
 // (the fixture node's kernel) or a fail is never reused; with a 5 s budget the planner leaves the
 // slow check out, from the durations it learned in the state dir or in the ledger, and the outcome
 // lists it with when it last ran. The slow check is exec.nccl_tests with a stand-in
-// all_reduce_perf that sleeps, then prints a real nccl-tests output (tests/fixtures/nccl_tests).
+// all_reduce_perf that sleeps, then prints a real nccl-tests output: 4 V100 on one host, nccl-tests
+// 2.14, rows 8 to 64 B (tests/fixtures/nccl_tests/README.md, NVIDIA/nccl issue #1039); the check
+// judges its 64 B row (busBW 0.01 GB/s).
 #include <sys/stat.h>
 
 #include <chrono>
@@ -25,7 +27,8 @@ using nlohmann::json;
 const std::string k_agent = PREFLIGHT_BINARY_DIR "/bin/preflight-agent";
 const std::string k_preflight = PREFLIGHT_BINARY_DIR "/bin/preflight";
 const std::string k_node_fixture = PREFLIGHT_SOURCE_DIR "/tests/fixtures/fingerprint/node-a";
-const std::string k_output = PREFLIGHT_SOURCE_DIR "/tests/fixtures/nccl_tests/single_node_8gpu.txt";
+const std::string k_output =
+    PREFLIGHT_SOURCE_DIR "/tests/fixtures/nccl_tests/real/v2.14_v100_4gpu_rows.txt";
 constexpr double k_slow_s = 4.5;  // the stand-in's run: over a 5 s budget's usable 4 s
 
 class PrologMemory : public ::testing::Test {
@@ -43,7 +46,7 @@ class PrologMemory : public ::testing::Test {
             << "checks: [node.fingerprint, exec.nccl_tests]\nparams:\n"
                "  node.fingerprint: {runtimes: false}\n"
                "  exec.nccl_tests: {binary: "
-            << fake << ", gpus: 8}\n";
+            << fake << ", gpus: 4, bytes: 64}\n";
         fs::create_directories(m_dir + "/state");
     }
     void TearDown() override { fs::remove_all(m_dir); }

@@ -156,7 +156,8 @@ class ChromiumScreenshot : public ::testing::Test {
         // A blank white page of this size compresses to a few kB.
         EXPECT_GT(png.size(), 20000U);
         if (std::system("command -v python3 >/dev/null 2>&1") != 0) {
-            return;  // the size check above is all we can do without a decoder
+            GTEST_SKIP() << "python3 is not installed (bash scripts/install_deps.sh): the "
+                            "screenshot's pixels cannot be counted, only its size was checked";
         }
         const fs::path script = m_dir / "count_pixels.py";
         EXPECT_TRUE(core::write_file_atomic(script.string(), k_pixel_counter));

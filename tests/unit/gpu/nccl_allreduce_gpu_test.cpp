@@ -2,6 +2,11 @@
 // test skips, saying why, where no device is usable or too few GPUs exist. scripts/gpu-check.sh
 // runs these on a GPU machine.
 #include <cuda_runtime_api.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include <gtest/gtest.h>
 
@@ -63,6 +68,65 @@ TEST(NcclAllreduceOnDevice, AllLocalGpusVerifiedWithBusBandwidth) {
     EXPECT_NEAR(r.metrics.at("busbw_gbps") / r.metrics.at("algbw_gbps"), 2.0 * (gpus - 1) / gpus,
                 1e-9);
     std::printf("nccl_allreduce_local: %s\n", r.detail.c_str());
+}
+
+// nccl-tests' all_reduce_perf on this machine: $NCCL_TESTS_DIR/build/all_reduce_perf, else on
+// $PATH; empty when there is none.
+std::string all_reduce_perf() {
+    if (const char* dir = std::getenv("NCCL_TESTS_DIR"); dir != nullptr) {
+        const std::string path = std::string(dir) + "/build/all_reduce_perf";
+        if (::access(path.c_str(), X_OK) == 0) {
+            return path;
+        }
+    }
+    const char* path = std::getenv("PATH");
+    std::string dirs = path != nullptr ? path : "";
+    for (std::size_t at = 0; at <= dirs.size();) {
+        const auto end = std::min(dirs.find(':', at), dirs.size());
+        const std::string candidate = dirs.substr(at, end - at) + "/all_reduce_perf";
+        if (end > at && ::access(candidate.c_str(), X_OK) == 0) {
+            return candidate;
+        }
+        at = end + 1;
+    }
+    return {};
+}
+
+// The performance target: preflight's in-process all-reduce within 3 % of nccl-tests' busBW at
+// the same size, warm-up and iterations, on the same GPUs, measured back to back.
+TEST(NcclAllreduceOnDevice, WithinThreePercentOfNcclTestsAtTheSameSize) {
+    std::string why;
+    const int gpus = usable_gpus(why);
+    if (gpus < 2) {
+        GTEST_SKIP() << (gpus == 0 ? why : "1 GPU: an all-reduce needs 2 ranks");
+    }
+    const std::string arp = all_reduce_perf();
+    if (arp.empty()) {
+        GTEST_SKIP() << "no all_reduce_perf (set NCCL_TESTS_DIR or put it on PATH): nothing to "
+                        "compare with";
+    }
+    const long long bytes = 1LL << 30;
+    auto theirs_check = make_check("exec.nccl_tests");
+    ASSERT_NE(theirs_check, nullptr);
+    CheckContext plain;
+    plain.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+    auto theirs = theirs_check->run(plain, {{"binary", arp},
+                                            {"bytes", bytes},
+                                            {"gpus", gpus},
+                                            {"warmup", 5},
+                                            {"iters", 20},
+                                            {"expect_rdma_nics", 0}});
+    ASSERT_EQ(theirs.verdict, core::Verdict::pass) << theirs.detail;
+    auto ours_check = make_check("collective.nccl_allreduce_local");
+    auto ctx = context(nullptr, {"local"});
+    auto ours = ours_check->run(ctx, {{"bytes", bytes}, {"warmup", 5}, {"iters", 20}});
+    ASSERT_EQ(ours.verdict, core::Verdict::pass) << ours.detail;
+    const double a = ours.metrics.at("busbw_gbps");
+    const double b = theirs.metrics.at("busbw_gbps");
+    std::printf(
+        "busBW at %lld B on %d GPUs: preflight %.2f GB/s, nccl-tests %.2f GB/s, ratio %.3f\n",
+        bytes, gpus, a, b, a / b);
+    EXPECT_GE(a, 0.97 * b) << "preflight " << a << " GB/s vs nccl-tests " << b << " GB/s";
 }
 
 TEST(NcclAllreduceOnDevice, GroupOfOneNodeUsesTheRendezvousPath) {

@@ -69,6 +69,29 @@ TEST(BudgetPlanner, AFailureHereComesFirstAndTheStalestFillsWhatIsLeft) {
     EXPECT_EQ(running(plan), (std::vector<std::string>{"broken", "peers"}));
 }
 
+// Staleness decides when nothing must run: three 3 s checks, two fit in 8 s. The two that ran
+// longest ago run; the one that ran an hour ago is left out (an inverted age term would run it).
+TEST(BudgetPlanner, WhenOnlyTwoOfThreeFitTheStalestTwoRun) {
+    PlannerOptions o;
+    o.budget_s = 10.0;  // 8 s usable
+    const std::map<std::string, CheckHistory> h = {
+        {"fresh", ran(3.0, 1)},         // value 1 h / 30 d
+        {"mid", ran(3.0, 24 * 5)},      // value 5 d / 30 d
+        {"stale", ran(3.0, 24 * 20)}};  // value 20 d / 30 d
+    const auto plan = plan_budget({"fresh", "mid", "stale"}, h, o);
+    EXPECT_EQ(running(plan), (std::vector<std::string>{"mid", "stale"}));
+    EXPECT_FALSE(plan[0].must);
+    EXPECT_GT(plan[2].value, plan[1].value);
+    EXPECT_GT(plan[1].value, plan[0].value);
+    EXPECT_NE(plan[0].why.find("left out for the budget: expected 3.0 s, 2.0 s of 8.0 s usable"),
+              std::string::npos)
+        << plan[0].why;
+    // With room for one, only the stalest.
+    o.budget_s = 5.0;  // 4 s usable
+    EXPECT_EQ(running(plan_budget({"fresh", "mid", "stale"}, h, o)),
+              std::vector<std::string>{"stale"});
+}
+
 TEST(BudgetPlanner, AMustRunCheckThatCannotFitIsLeftOutNotStartedToOverrun) {
     PlannerOptions o;
     o.budget_s = 5.0;

@@ -57,8 +57,12 @@ void expect_golden(const std::string& name, const std::string& rendered) {
     const std::string actual = without_build_info(rendered);
     const std::string path = golden_path(name);
     if (std::getenv("PREFLIGHT_UPDATE_GOLDEN") != nullptr) {
+        // An update run compares nothing, so it never passes: set in CI, it fails the suite.
         std::filesystem::create_directories(std::filesystem::path(path).parent_path());
         ASSERT_TRUE(core::write_file_atomic(path, actual));
+        ADD_FAILURE() << "PREFLIGHT_UPDATE_GOLDEN is set: " << path
+                      << " was rewritten and nothing was compared; review the diff and run "
+                         "again without it";
         return;
     }
     ASSERT_TRUE(std::filesystem::exists(path))
