@@ -25,8 +25,10 @@ deadlines: {connect_s: 15, heartbeat_s: 1}
 actions: {max_action_fraction: 0.5}
 )";
 
-// What every run must end with: within `bound`, a complete report, `faulty` not drained.
-void expect_complete_run(FabricRun& run, std::chrono::seconds bound, const std::string& faulty) {
+// What every run must end with: within `bound`, a complete report, `faulty` not drained (unless
+// it was judged on what it measured: `judged`, and then the run plans actions on nothing else).
+void expect_complete_run(FabricRun& run, std::chrono::seconds bound, const std::string& faulty,
+                         bool judged = false) {
     auto took = run.wait(bound);
     ASSERT_TRUE(took.has_value()) << "the run did not end within " << bound.count() << " s\n"
                                   << run.controller_log();
@@ -38,7 +40,12 @@ void expect_complete_run(FabricRun& run, std::chrono::seconds bound, const std::
         EXPECT_TRUE(n.contains("verdict") && n.contains("reasons")) << n.dump();
     }
     for (const auto& a : report.at("actions")) {
-        EXPECT_NE(a.at("node"), faulty) << "a node that could not be judged must not be drained";
+        if (judged) {
+            EXPECT_EQ(a.at("node"), faulty) << "only the faulty node may be acted on: " << a.dump();
+        } else {
+            EXPECT_NE(a.at("node"), faulty)
+                << "a node that could not be judged must not be drained";
+        }
     }
 }
 
@@ -116,9 +123,13 @@ long counted_packets(const std::string& listing) {
 }
 
 TEST_F(FaultInjection, RandomPacketLossOnOneHostIsJudgedOnWhatItMeasured) {
-    // Every host shaped to 400 mbit; h4 drops 3 % of its packets both ways (nftables, since the
+    // Every host shaped to 400 mbit; h4 drops 13 % of its packets both ways (nftables, since the
     // kernel here has no netem), from before its agent starts. TCP retransmits, so the collective
-    // completes; the host is judged on what it measured, never lost.
+    // completes, slowly: h4 must be judged on what it measured (slow: fail, confirmed with good
+    // partners), never lost and never passed. 3 % loss (before) left h4 near the threshold, pass
+    // in some runs and fail or inconsistent in others; 10 % measured 61-87 % of the median (too
+    // close to 90 %), 20 % timed steps out at 20 s; 13 % with 60 s steps measured 31-62 % of the
+    // median in 5 of 5 runs.
     const auto add_loss = [](const testbed::Fabric& fabric) {
         const std::string ns = fabric.name() + "-h4";
         nft_in(ns, {"add", "table", "inet", "pfloss"});
@@ -126,35 +137,31 @@ TEST_F(FaultInjection, RandomPacketLossOnOneHostIsJudgedOnWhatItMeasured) {
             nft_in(ns, {"add", "chain", "inet", "pfloss", hook,
                         "{ type filter hook " + hook + " priority 0; }"});
             nft_in(ns, {"add", "rule", "inet", "pfloss", hook, "numgen", "random", "mod", "100",
-                        "<", "3", "counter", "drop"});
+                        "<", "13", "counter", "drop"});
         }
     };
     FabricRunOptions options;
     options.before_run = add_loss;
-    auto run = FabricRun::start("loss", 4, k_config, options);
+    // A step of the lossy host takes up to ~3x its normal time: 60 s per step, so that a slow step
+    // is measured, not timed out (an unconfirmed suspect, once in 5 runs at 20 s).
+    std::string config = k_config;
+    config.replace(config.find("timeout_s: 20"), 13, "timeout_s: 60");
+    auto run = FabricRun::start("loss", 4, config, options);
     ASSERT_TRUE(run);
-    expect_complete_run(*run, 120s, "h4");
+    expect_complete_run(*run, 240s, "h4", /*judged=*/true);
     const long dropped =
         counted_packets(nft_in(run->netns("h4"), {"list", "table", "inet", "pfloss"}));
-    EXPECT_GT(dropped, 10) << "the loss rules dropped almost nothing: the fault was not injected";
+    EXPECT_GT(dropped, 100) << "the loss rules dropped almost nothing: the fault was not injected";
     auto report = run->report();
     const auto* h4 = node_entry(report, "h4");
     ASSERT_NE(h4, nullptr);
-    // Judged, never lost: pass, fail, or warn when random loss made it slow in one re-pairing and
-    // normal in another ("inconsistent", seen once under the full suite's load). Never error.
-    const std::string v = h4->at("verdict");
-    EXPECT_TRUE(v == "pass" || v == "fail" || v == "warn") << h4->dump(1);
-    EXPECT_TRUE(
-        h4->at("checks").at("collective.gloo_allreduce").at("metrics").contains("busbw_gbps"))
-        << h4->dump(1);
-    for (const auto& [node, verdict] : verdicts(report)) {
-        if (node != "h4") {
-            EXPECT_NE(verdict, "error") << node << ": " << node_entry(report, node)->dump(1);
-        }
-    }
-    std::printf("[ fault    ] 3%% loss on h4: %ld packets dropped, verdict %s, %s\n", dropped,
-                h4->at("verdict").dump().c_str(),
-                h4->at("checks").at("collective.gloo_allreduce").dump().c_str());
+    const auto& gloo = h4->at("checks").at("collective.gloo_allreduce");
+    EXPECT_EQ(h4->at("verdict"), "fail") << h4->dump(1);
+    EXPECT_LT(gloo.at("fraction_of_median").get<double>(), 0.9) << gloo.dump(1);
+    expect_others_pass(report, "h4");
+    EXPECT_EQ(run->exit_code(), 1);
+    std::printf("[ fault    ] 13%% loss on h4: %ld packets dropped, verdict %s, %s\n", dropped,
+                h4->at("verdict").dump().c_str(), gloo.at("detail").dump().c_str());
 }
 
 TEST_F(FaultInjection, SilentConnectionFloodDoesNotStopTheRun) {
