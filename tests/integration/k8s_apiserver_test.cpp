@@ -366,11 +366,15 @@ TEST_F(K8sApiServer, IndexedJobPerNodeAffinityPodFailuresAndCleanup) {
     EXPECT_EQ(job["spec"]["parallelism"], 4);
     const json pod = job["spec"]["template"]["spec"];
     EXPECT_EQ(pod["hostNetwork"], true);
-    const json fields =
-        pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-           ["nodeSelectorTerms"][0]["matchFields"][0];
-    EXPECT_EQ(fields["key"], "metadata.name");
-    EXPECT_EQ(fields["values"], json({"n1", "n2", "n3", "n4"}));
+    // One term per node: a node field selector takes a single value (tests/k8s_apiserver).
+    const json terms = pod["affinity"]["nodeAffinity"]
+                          ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+    ASSERT_EQ(terms.size(), 4u) << terms.dump();
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+        EXPECT_EQ(terms[i]["matchFields"],
+                  json::parse(R"([{"key": "metadata.name", "operator": "In", "values": ["n)" +
+                              std::to_string(i + 1) + R"("]}])"));
+    }
     EXPECT_EQ(pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
                  [0]["topologyKey"],
               "kubernetes.io/hostname");
@@ -637,10 +641,11 @@ TEST_F(K8sApiServer, GpuPodsCarryTheTemplateTheGpuTolerationAndAllGpusOfTheirNod
     EXPECT_EQ(tolerated,
               (std::set<std::string>{"preflight.dev/degraded", "preflight.dev/uncertified",
                                      "nvidia.com/gpu", "example.com/rdma"}));
-    // Preflight's pinning is still there, whatever the template adds.
-    EXPECT_EQ(spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-                  ["nodeSelectorTerms"][0]["matchFields"][0]["values"],
-              json({"g1", "g2", "g3"}));
+    // Preflight's pinning is still there, whatever the template adds: a term per node.
+    const json terms = spec["affinity"]["nodeAffinity"]
+                           ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+    ASSERT_EQ(terms.size(), 3u) << terms.dump();
+    EXPECT_EQ(terms[2]["matchFields"][0]["values"], json({"g3"}));
     const json agent = spec["containers"][0];
     EXPECT_EQ(agent["resources"]["limits"]["nvidia.com/gpu"], 8);
     EXPECT_EQ(agent["resources"]["limits"]["rdma/rdma_shared_device_a"], 1);
