@@ -25,6 +25,8 @@ packages=(
   # report tests: HTML screenshot, JUnit schema validation (xmllint), `promtool check metrics`,
   # report.json against docs/report.schema.json (python3-jsonschema)
   chromium fonts-dejavu-core libxml2-utils prometheus python3-jsonschema
+  # the API server stand-in's checks of the shipped manifests (tests/k8s_apiserver/check_manifests.py)
+  python3-yaml
   # fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes
   clang libclang-rt-14-dev ccache
   # ssh launcher test (tests/integration/ssh_launcher_test.cpp): a real sshd in each fabric host

@@ -2,18 +2,15 @@
 // start failures, and deletes both at the end (also when the controller is unwinding).
 #include "controller/launch/k8s_job_launcher.hpp"
 
-#include <algorithm>
-#include <cctype>
-#include <fstream>
-#include <sstream>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
+#include "controller/launch/k8s_gpu_count.hpp"
+#include "controller/launch/k8s_job_status.hpp"
 #include "controller/launch/k8s_pod_template.hpp"
-#include "core/config_error.hpp"
 #include "core/json_yaml.hpp"
 #include "core/k8s_pod_template.hpp"
-#include "outcome/k8s/node_sink.hpp"
 
 namespace preflight::controller::k8s {
 
@@ -21,233 +18,10 @@ namespace {
 
 using nlohmann::json;
 
-// The names the pod template's validation guards (core/k8s_pod_template.hpp), as JSON keys.
+// The label that names a run's pods (core/k8s_pod_template.hpp).
 const std::string k_run_label{core::k8s::k_run_label};
-const std::string k_token_key{core::k8s::k_run_secret_env_name};
 
 }  // namespace
-
-std::string job_name_for(const std::string& run_id) {
-    std::string out = "preflight-";
-    for (char c : run_id) {
-        const auto u = static_cast<unsigned char>(c);
-        out += std::isalnum(u) != 0 ? static_cast<char>(std::tolower(u)) : '-';
-    }
-    if (out.size() > 52) {
-        out.resize(52);
-    }
-    while (!out.empty() && out.back() == '-') {
-        out.pop_back();
-    }
-    return out;
-}
-
-json token_secret(const JobSpecInput& in, const std::string& token) {
-    return {{"apiVersion", "v1"},
-            {"kind", "Secret"},
-            {"metadata",
-             {{"name", in.name},
-              {"namespace", in.namespace_name},
-              {"labels", {{k_run_label, job_name_for(in.run_id)}}}}},
-            {"type", "Opaque"},
-            {"stringData", in.tls_ca_pem.empty()
-                               ? json{{k_token_key, token}}
-                               : json{{k_token_key, token}, {"ca.crt", in.tls_ca_pem}}}};
-}
-
-json agent_job(const JobSpecInput& in) {
-    const auto n = static_cast<int>(in.nodes.size());
-    const std::string run = job_name_for(in.run_id);
-    json command = {"preflight-agent", "--controller", in.controller, "--node", "$(NODE_NAME)"};
-    for (const auto& a : in.agent_args) {
-        command.push_back(a);
-    }
-    json tolerations = json::array();
-    for (auto key : {outcome::k8s::k_degraded_key, outcome::k8s::k_uncertified_key}) {
-        tolerations.push_back(
-            {{"key", std::string(key)}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
-    }
-    // GPU nodes are commonly tainted nvidia.com/gpu:NoSchedule so that only GPU workloads land
-    // there; the agents must too (a template entry with this key and effect replaces it).
-    tolerations.push_back({{"key", std::string(core::k8s::k_gpu_resource)},
-                           {"operator", "Exists"},
-                           {"effect", "NoSchedule"}});
-    json pod_spec = {
-        {"restartPolicy", "Never"},
-        {"serviceAccountName", in.service_account},
-        {"automountServiceAccountToken", false},  // agents never talk to the API
-        {"hostNetwork", true},                    // measure the node's own links
-        {"dnsPolicy", "ClusterFirstWithHostNet"},
-        {"terminationGracePeriodSeconds", 5},
-        {"tolerations", tolerations},
-        {"affinity",
-         {{"nodeAffinity",
-           {{"requiredDuringSchedulingIgnoredDuringExecution",
-             {{"nodeSelectorTerms",
-               json::array({{{"matchFields", json::array({{{"key", "metadata.name"},
-                                                           {"operator", "In"},
-                                                           {"values", in.nodes}}})}}})}}}}},
-          {"podAntiAffinity",
-           {{"requiredDuringSchedulingIgnoredDuringExecution",
-             json::array({{{"labelSelector", {{"matchLabels", {{k_run_label, run}}}}},
-                           {"topologyKey", "kubernetes.io/hostname"}}})}}}}},
-        {"containers",
-         json::array({{
-             {"name", "agent"},
-             {"image", in.image},
-             {"command", command},
-             {"env",
-              json::array({
-                  {{"name", "NODE_NAME"},
-                   {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}},
-                  {{"name", k_token_key},
-                   {"valueFrom", {{"secretKeyRef", {{"name", in.name}, {"key", k_token_key}}}}}},
-              })},
-             {"securityContext",
-              {{"readOnlyRootFilesystem", true}, {"allowPrivilegeEscalation", false}}},
-             {"volumeMounts",
-              json::array({{{"name", "sys"}, {"mountPath", "/sys"}, {"readOnly", true}}})},
-         }})},
-        {"volumes",
-         json::array({{{"name", "sys"}, {"hostPath", {{"path", "/sys"}, {"type", "Directory"}}}}})},
-    };
-    if (!in.tls_ca_pem.empty()) {
-        // Only the CA (public) is mounted; the run secret stays an environment variable.
-        pod_spec["containers"][0]["volumeMounts"].push_back(
-            {{"name", "tls-ca"}, {"mountPath", std::string(k_tls_ca_mount)}, {"readOnly", true}});
-        pod_spec["volumes"].push_back(
-            {{"name", "tls-ca"},
-             {"secret",
-              {{"secretName", in.name},
-               {"items", json::array({{{"key", "ca.crt"}, {"path", "ca.crt"}}})}}}});
-    }
-    json pod = {{"metadata",
-                 {{"labels", {{"app.kubernetes.io/name", "preflight-agent"}, {k_run_label, run}}}}},
-                {"spec", pod_spec}};
-    if (auto st = merge_pod_template(pod, in.pod_template); !st) {
-        throw core::ConfigError(st.error().message);
-    }
-    add_gpu_defaults(pod, in.gpus_per_node);
-    return {
-        {"apiVersion", "batch/v1"},
-        {"kind", "Job"},
-        {"metadata",
-         {{"name", in.name},
-          {"namespace", in.namespace_name},
-          {"labels", {{"app.kubernetes.io/name", "preflight-agent"}, {k_run_label, run}}}}},
-        {"spec",
-         {{"completionMode", "Indexed"},
-          {"completions", n},
-          {"parallelism", n},
-          // A node whose agent fails is that node's error; never a reason to retry on another.
-          {"backoffLimit", n},
-          {"activeDeadlineSeconds", 3600},
-          {"ttlSecondsAfterFinished", 300},
-          {"template", pod}}},
-    };
-}
-
-namespace {
-
-std::string start_failure_of(const json& pod) {
-    const json status = pod.value("status", json::object());
-    const std::string name = pod.value("metadata", json::object()).value("name", std::string("?"));
-    static const char* k_fatal[] = {"ImagePullBackOff",           "ErrImagePull",
-                                    "InvalidImageName",           "ErrImageNeverPull",
-                                    "CreateContainerConfigError", "CreateContainerError",
-                                    "CrashLoopBackOff",           "RunContainerError"};
-    for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
-        for (const auto& cs : status.value(list, json::array())) {
-            const json waiting = cs.value("state", json::object()).value("waiting", json::object());
-            const std::string reason = waiting.value("reason", std::string());
-            if (std::find(std::begin(k_fatal), std::end(k_fatal), reason) != std::end(k_fatal)) {
-                std::string msg = waiting.value("message", std::string());
-                return "pod " + name + " cannot start: " + reason + (msg.empty() ? "" : ": " + msg);
-            }
-            const json term = cs.value("state", json::object()).value("terminated", json::object());
-            if (!term.empty() && term.value("exitCode", 0) != 0) {
-                return "pod " + name + ": agent exited with status " +
-                       std::to_string(term.value("exitCode", 0)) + " (" +
-                       term.value("reason", std::string("Error")) + ")";
-            }
-        }
-    }
-    if (status.value("phase", std::string()) == "Failed") {
-        return "pod " + name + " failed: " + status.value("reason", std::string("Failed")) +
-               (status.contains("message") ? ": " + status.value("message", std::string()) : "");
-    }
-    return {};
-}
-
-}  // namespace
-
-std::string pod_start_failure(const json& pod) {
-    try {
-        return start_failure_of(pod);
-    } catch (const json::exception& e) {
-        // A pod whose status has other types than the API's (found by fuzz/k8s_response_fuzz):
-        // nothing can be concluded from it; the connect deadline still applies to its node.
-        spdlog::debug("k8s launcher: unreadable pod status: {}", e.what());
-        return {};
-    }
-}
-
-bool needs_gpu_count(const LaunchContext& ctx) {
-    return ctx.gpu_checks && ctx.k8s.gpus_per_node == 0 &&
-           !template_sets_gpus(ctx.k8s.pod_template);
-}
-
-core::Result<JobSpecInput> job_input(const std::vector<core::Node>& nodes,
-                                     const LaunchContext& ctx) {
-    JobSpecInput in;
-    in.name = job_name_for(ctx.run_id);
-    in.namespace_name = ctx.k8s.namespace_name;
-    in.run_id = ctx.run_id;
-    in.image = ctx.k8s.image;
-    in.service_account = ctx.k8s.service_account;
-    in.agent_args = ctx.agent_args;
-    if (!ctx.tls_ca.empty()) {
-        std::ifstream ca(ctx.tls_ca);
-        std::stringstream pem;
-        pem << ca.rdbuf();
-        if (!ca || pem.str().empty()) {
-            return core::Error{"cannot read controller.tls.ca '" + ctx.tls_ca + "'"};
-        }
-        in.tls_ca_pem = pem.str();
-        append_tls_args(in.agent_args, ctx, std::string(k_tls_ca_mount) + "/ca.crt");
-    }
-    for (const auto& n : nodes) {
-        in.nodes.push_back(n.name);
-    }
-    in.pod_template = ctx.k8s.pod_template;
-    if (ctx.gpu_checks && !template_sets_gpus(in.pod_template)) {
-        in.gpus_per_node = ctx.k8s.gpus_per_node;  // 0: start() reads the nodes' allocatable
-    }
-    try {
-        (void)agent_job(in);  // a template the merge refuses fails here, before anything starts
-    } catch (const std::exception& e) {
-        return core::Error{e.what()};
-    }
-    // One template for all pods: they all dial one address (--advertise, usually the controller
-    // pod's IP or a Service).
-    in.controller = ctx.dial_address.at(nodes.front().name);
-    for (const auto& n : nodes) {
-        if (ctx.dial_address.at(n.name) != in.controller) {
-            spdlog::warn(
-                "k8s launcher: nodes route to the controller differently; all agents dial "
-                "{} (set --advertise)",
-                in.controller);
-            break;
-        }
-    }
-    if (in.controller.rfind("127.", 0) == 0) {
-        spdlog::warn(
-            "k8s launcher: agents will dial {}, which is each node's own loopback; "
-            "pass --advertise with an address the nodes can reach",
-            in.controller);
-    }
-    return in;
-}
 
 K8sJobLauncher::~K8sJobLauncher() {
     stop();
@@ -325,6 +99,7 @@ std::map<std::string, std::string> K8sJobLauncher::start(const std::vector<core:
         return fail_all("k8s launcher: " + job.error().message);
     }
     m_created_job = true;
+    m_job_uid = job->value("metadata", json::object()).value("uid", std::string());
     spdlog::info("k8s launcher: created Indexed Job {}/{} ({} pods, image {})", m_namespace, m_job,
                  nodes.size(), in.image);
     return failed;
@@ -348,6 +123,7 @@ std::map<std::string, std::string> K8sJobLauncher::exited() {
         return m_failed;
     }
     try {
+        warn_failed_create(pods->value("items", json::array()).size());
         for (const auto& pod : pods->value("items", json::array())) {
             const std::string node =
                 pod.value("spec", json::object()).value("nodeName", std::string());
@@ -363,6 +139,72 @@ std::map<std::string, std::string> K8sJobLauncher::exited() {
         spdlog::warn("k8s launcher: unreadable pod list: {}", e.what());
     }
     return m_failed;
+}
+
+void K8sJobLauncher::warn_failed_create(std::size_t pods_seen) {
+    const auto now = std::chrono::steady_clock::now();
+    if (m_warned_failed_create || pods_seen >= m_nodes.size() ||
+        now - m_last_event_poll < std::chrono::seconds(5)) {
+        return;
+    }
+    m_last_event_poll = now;
+    auto events = m_client->get("/api/v1/namespaces/" + outcome::k8s::url_escape(m_namespace) +
+                                    "/events?" + job_events_query(m_job, m_job_uid),
+                                outcome::k8s::Access{"list", "events", "", m_namespace});
+    if (!events) {
+        return;  // the reason is asked for again at the deadline, and said there
+    }
+    if (auto why = failed_create_message(*events); !why.empty()) {
+        spdlog::warn(
+            "k8s launcher: the Job controller cannot create agent pods ({} of {} exist): {}",
+            pods_seen, m_nodes.size(), why);
+        m_warned_failed_create = true;
+    }
+}
+
+std::map<std::string, std::string> K8sJobLauncher::not_started() {
+    std::map<std::string, std::string> out;
+    if (!m_created_job) {
+        return out;
+    }
+    const std::string ns = outcome::k8s::url_escape(m_namespace);
+    auto pods = m_client->get("/api/v1/namespaces/" + ns + "/pods?labelSelector=" +
+                                  outcome::k8s::url_escape(std::string(k_run_label) + "=" + m_job),
+                              outcome::k8s::Access{"list", "pods", "", m_namespace});
+    auto events =
+        m_client->get("/api/v1/namespaces/" + ns + "/events?" + job_events_query(m_job, m_job_uid),
+                      outcome::k8s::Access{"list", "events", "", m_namespace});
+    auto job = m_client->get(
+        "/apis/batch/v1/namespaces/" + ns + "/jobs/" + outcome::k8s::url_escape(m_job),
+        outcome::k8s::Access{"get", "jobs", "batch", m_namespace});
+    if (!pods) {
+        spdlog::warn("k8s launcher: {}", pods.error().message);
+        return out;
+    }
+    std::string why = pods_not_running_reason(
+        job ? *job : json::object(), events ? *events : json::object(), *pods, m_nodes.size());
+    if (!events) {
+        why += std::string(why.empty() ? "" : "; ") + "its Events cannot be read (" +
+               events.error().message + ")";
+    }
+    if (why.empty()) {
+        return out;
+    }
+    std::set<std::string> placed;
+    try {
+        for (const auto& pod : pods->value("items", json::array())) {
+            placed.insert(pod.value("spec", json::object()).value("nodeName", std::string()));
+        }
+    } catch (const json::exception& e) {
+        spdlog::warn("k8s launcher: unreadable pod list: {}", e.what());
+        return out;  // which nodes have a pod is unknown: say nothing rather than guess
+    }
+    for (const auto& node : m_nodes) {
+        if (placed.count(node) == 0 && m_failed.count(node) == 0) {
+            out[node] = "no agent pod ran there: " + why;
+        }
+    }
+    return out;
 }
 
 std::string K8sJobLauncher::describe(const std::vector<core::Node>& nodes,

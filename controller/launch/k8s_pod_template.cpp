@@ -5,7 +5,6 @@
 #include "controller/launch/k8s_pod_template.hpp"
 
 #include <algorithm>
-#include <map>
 #include <set>
 
 #include "core/k8s_names.hpp"
@@ -143,23 +142,32 @@ core::Status merge_affinity(json& affinity, const json& ta) {
         if (key == "nodeAffinity") {
             json& na = affinity["nodeAffinity"];
             if (value.contains(k_required)) {
-                // Ours is one term; AND it into each of the template's (ORed) terms.
-                const json ours = na[k_required]["nodeSelectorTerms"][0]["matchFields"];
+                // Ours are one term per node, the template's ORed alternatives: each pair
+                // (node, template term) becomes one term requiring both. A template term with no
+                // requirement matches no node and stays out (with the node's field it would
+                // match that node).
+                const json ours = na[k_required]["nodeSelectorTerms"];
                 json terms = json::array();
-                for (json term : value[k_required].value("nodeSelectorTerms", json::array())) {
-                    json& fields = term["matchFields"];
-                    if (!fields.is_array()) {
-                        fields = json::array();
+                for (const auto& node_term : ours) {
+                    for (json term : value[k_required].value("nodeSelectorTerms", json::array())) {
+                        if (term.value("matchExpressions", json::array()).empty() &&
+                            term.value("matchFields", json::array()).empty()) {
+                            continue;
+                        }
+                        json& fields = term["matchFields"];
+                        if (!fields.is_array()) {
+                            fields = json::array();
+                        }
+                        for (const auto& f : node_term.value("matchFields", json::array())) {
+                            fields.push_back(f);
+                        }
+                        terms.push_back(term);
                     }
-                    for (const auto& f : ours) {
-                        fields.push_back(f);
-                    }
-                    terms.push_back(term);
                 }
                 if (terms.empty()) {
                     return refused("spec.affinity.nodeAffinity." + std::string(k_required),
-                                   "cannot replace preflight's node pinning (give terms: they "
-                                   "are ANDed with it)");
+                                   "cannot replace preflight's node pinning (give terms with "
+                                   "requirements: they are ANDed with it)");
                 }
                 na[k_required]["nodeSelectorTerms"] = terms;
             }
@@ -190,6 +198,16 @@ core::Status merge_affinity(json& affinity, const json& ta) {
 }
 
 }  // namespace
+
+json node_pinning_terms(const std::vector<std::string>& nodes) {
+    json terms = json::array();
+    for (const auto& node : nodes) {
+        terms.push_back({{"matchFields", json::array({{{"key", "metadata.name"},
+                                                       {"operator", "In"},
+                                                       {"values", json::array({node})}}})}});
+    }
+    return terms;
+}
 
 bool template_sets_gpus(const json& tmpl) {
     for (const auto& c : tmpl.value("spec", json::object()).value("containers", json::array())) {
@@ -371,70 +389,6 @@ void add_gpu_defaults(json& pod, int gpus_per_node) {
         (*agent)["volumeMounts"].push_back({{"name", k_shm_volume}, {"mountPath", "/dev/shm"}});
         spec["volumes"].push_back({{"name", k_shm_volume}, {"emptyDir", {{"medium", "Memory"}}}});
     }
-}
-
-GpuCount gpus_from_nodes(const json& node_list, const std::vector<std::string>& nodes) {
-    std::map<std::string, long long> allocatable;
-    std::set<std::string> listed;
-    for (const auto& node : node_list.value("items", json::array())) {
-        if (!node.is_object()) {
-            continue;
-        }
-        const std::string name =
-            node.value("metadata", json::object()).value("name", std::string());
-        listed.insert(name);
-        const json alloc =
-            node.value("status", json::object()).value("allocatable", json::object());
-        const auto it = alloc.find(std::string(ck::k_gpu_resource));
-        if (it == alloc.end()) {
-            continue;
-        }
-        const std::string text = it->is_string() ? it->get<std::string>() : it->dump();
-        auto q = core::k8s::parse_quantity(text);
-        if (q && q->integer && !q->negative && q->value >= 1 && q->value <= 1024) {
-            allocatable[name] = static_cast<long long>(q->value);
-        }
-    }
-    GpuCount out;
-    std::vector<std::string> without;
-    std::vector<std::string> missing;
-    long long lowest = 0;
-    long long highest = 0;
-    for (const auto& n : nodes) {
-        if (listed.count(n) == 0) {
-            missing.push_back(n);
-            continue;
-        }
-        auto it = allocatable.find(n);
-        if (it == allocatable.end()) {
-            without.push_back(n);
-            continue;
-        }
-        lowest = lowest == 0 ? it->second : std::min(lowest, it->second);
-        highest = std::max(highest, it->second);
-    }
-    auto names = [](const std::vector<std::string>& v) {
-        std::string s;
-        for (std::size_t i = 0; i < v.size() && i < 8; ++i) {
-            s += (i == 0 ? "" : ", ") + v[i];
-        }
-        return v.size() > 8 ? s + ", ... (" + std::to_string(v.size()) + " in all)" : s;
-    };
-    out.gpus = static_cast<int>(lowest);
-    if (!missing.empty()) {
-        out.notes.push_back("not found in the API: " + names(missing));
-    }
-    if (!without.empty()) {
-        out.notes.push_back("no allocatable nvidia.com/gpu (their pods cannot be scheduled " +
-                            std::string(lowest > 0 ? "with a GPU request" : "on GPUs") +
-                            "): " + names(without));
-    }
-    if (lowest > 0 && highest != lowest) {
-        out.notes.push_back("nodes have " + std::to_string(lowest) + " to " +
-                            std::to_string(highest) + " allocatable GPUs; every pod asks for " +
-                            std::to_string(lowest) + " (set k8s.gpus_per_node to choose)");
-    }
-    return out;
 }
 
 }  // namespace preflight::controller::k8s

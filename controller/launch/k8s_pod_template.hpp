@@ -9,11 +9,12 @@
 //  * Pod fields preflight sets and the template may replace: hostNetwork (true), dnsPolicy
 //    (ClusterFirstWithHostNet; ClusterFirst when the template turns hostNetwork off and names no
 //    dnsPolicy), terminationGracePeriodSeconds (5).
-//  * nodeSelector is added; node affinity is ANDed, never replaced: preflight's required term
-//    (matchFields metadata.name In <the run's nodes>) is added to each of the template's
-//    nodeSelectorTerms (the terms are ORed, so each must carry it); preferred terms and
-//    podAffinity come from the template; podAntiAffinity's required terms are appended to
-//    preflight's one-pod-per-node term.
+//  * nodeSelector is added; node affinity is ANDed, never replaced: preflight pins pods with one
+//    required term per node (node_pinning_terms) and each of them is combined with each of the
+//    template's nodeSelectorTerms (terms are ORed, the requirements of one term ANDed), so a pod
+//    may land on a run's node that matches one of the template's terms and nowhere else;
+//    preferred terms and podAffinity come from the template; podAntiAffinity's required terms
+//    are appended to preflight's one-pod-per-node term.
 //  * tolerations: preflight's (its own taints, and nvidia.com/gpu:NoSchedule Exists), then the
 //    template's appended; one with the same key and effect as an earlier one replaces it (so the
 //    nvidia.com/gpu default can be narrowed), except preflight's own taint keys (an error).
@@ -41,6 +42,15 @@
 
 namespace preflight::controller::k8s {
 
+// The required nodeSelectorTerms that pin a pod to one of nodes: one term per node, each
+// `matchFields: [{key: metadata.name, operator: In, values: [that node]}]`. kube-apiserver refuses
+// more than one value in a node field selector (ValidateNodeFieldSelectorRequirement: "must be
+// only one value when `operator` is 'In' or 'NotIn' for node field selector"), and a term per node
+// is also what the scheduler's NodeAffinity PreFilter turns into its list of candidate nodes. The
+// node name, not the kubernetes.io/hostname label: the kubelet sets that label to the host's
+// name, which need not be the Node's name (--hostname-override, some clouds).
+nlohmann::json node_pinning_terms(const std::vector<std::string>& nodes);
+
 // Merges tmpl into pod (the Job's spec.template: {metadata, spec}) by the rules above.
 core::Status merge_pod_template(nlohmann::json& pod, const nlohmann::json& tmpl);
 
@@ -49,14 +59,5 @@ bool template_sets_gpus(const nlohmann::json& tmpl);
 
 // Adds the GPU defaults to pod (spec.template) when its agent container asks for no GPU yet.
 void add_gpu_defaults(nlohmann::json& pod, int gpus_per_node);
-
-// From a NodeList: the GPUs to ask for per pod, the minimum of status.allocatable
-// ["nvidia.com/gpu"] over the run's nodes that have any (0 when none has), and notes for the
-// operator (nodes without GPUs or not found, nodes with more GPUs than asked for). Pure.
-struct GpuCount {
-    int gpus = 0;
-    std::vector<std::string> notes;
-};
-GpuCount gpus_from_nodes(const nlohmann::json& node_list, const std::vector<std::string>& nodes);
 
 }  // namespace preflight::controller::k8s

@@ -47,6 +47,9 @@ class Launcher {
                                                      const LaunchContext& ctx) = 0;
     // Nodes whose agent already exited, with how (polled while waiting for agents to connect).
     virtual std::map<std::string, std::string> exited() { return {}; }
+    // Asked once when agents are still missing at the connect deadline: what the launcher knows of
+    // why their agents never started (node -> why), added to "agent did not connect".
+    virtual std::map<std::string, std::string> not_started() { return {}; }
     // Stops whatever is still running (after the agents were told to shut down).
     virtual void stop() {}
     // `--dry-run`: what start() would launch for nodes, as text for an operator (argv lines,

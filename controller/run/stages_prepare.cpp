@@ -1,6 +1,7 @@
 // Stages plan, launch and connect: decide what the run does, start the server and one agent per
 // node, and wait until every agent has connected or is accounted for.
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -243,19 +244,31 @@ void connect_agents(RunContext& run) {
         }
         return accounted >= run.options.nodes.size();
     });
+    // Why the missing agents never started, when the launcher knows (asked once, only if needed).
+    std::optional<std::map<std::string, std::string>> not_started;
     for (const auto& n : run.options.nodes) {
         if (connected.count(n.name) != 0) {
             run.live.push_back(n.name);
         } else if (run.unreachable.count(n.name) == 0) {
             auto e = exited.find(n.name);
-            run.unreachable[n.name] =
-                e != exited.end() ? e->second
-                : budget_first
+            if (e != exited.end()) {
+                run.unreachable[n.name] = e->second;
+                continue;
+            }
+            std::string why =
+                budget_first
                     ? fmt::format(
                           "agent did not connect within {:.1f} s, before the run's time "
                           "budget ran out",
                           std::chrono::duration<double>(deadline - started).count())
                     : fmt::format("agent did not connect within {:.0f} s", cfg.deadlines.connect_s);
+            if (!not_started) {
+                not_started = run.plan.launcher->not_started();
+            }
+            if (auto w = not_started->find(n.name); w != not_started->end()) {
+                why += "; " + w->second;
+            }
+            run.unreachable[n.name] = why;
         }
     }
     spdlog::info("{} of {} agents connected", connected.size(), run.options.nodes.size());

@@ -66,6 +66,12 @@ std::string describe_failure(const Response& response, const Access& access,
     if (response.status == 401) {
         out += " (the credentials from " + source +
                " were not accepted: expired or wrong token or client certificate)";
+    } else if (response.status == 403 &&
+               msg.find("User \"system:anonymous\"") != std::string::npos) {
+        // kube-apiserver takes a request without credentials as system:anonymous (403 from RBAC,
+        // not 401): granting that user anything is never the fix.
+        out += " (no credentials reached the server: " + source +
+               " gives no token or client certificate that was sent)";
     } else if (response.status == 403) {
         out += " (RBAC: grant verb '" + access.verb + "' on resource '" + access.resource + "'";
         out += " in API group '" +

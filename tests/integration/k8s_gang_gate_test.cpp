@@ -55,6 +55,7 @@ std::string expand(std::string s, const std::map<std::string, std::string>& env)
 class K8sGangGate : public K8sApiServer {
   protected:
     void SetUp() override {
+        PF_NEEDS_STANDIN("it plays the JobSet controller and the gate's RBAC");
         K8sApiServer::SetUp();
         if (HasFatalFailure()) {
             return;

@@ -25,6 +25,7 @@ void write_file(const fs::path& p, const std::string& text) {
 class K8sNodeCondition : public K8sApiServer {
   protected:
     void SetUp() override {
+        PF_NEEDS_STANDIN("the node-health token's RBAC");
         K8sApiServer::SetUp();
         if (HasFatalFailure()) {
             return;

@@ -1,11 +1,20 @@
 // The API server stand-in (tests/k8s_apiserver/apiserver.py) as a GoogleTest fixture: its own CA
-// and server certificate (made by the openssl CLI), a fresh stand-in per test with nodes n1-n3, a
-// kubeconfig for the real kubectl, clients with the full, a read-only, a node-health and a
-// gang-gate token, and helpers to read what kubectl sees and which requests arrived. Included by
-// the integration tests that talk to it (one test executable each).
+// and server certificate (made by the openssl CLI), a fresh stand-in per test with nodes n1-n3 and
+// the agents' ServiceAccount preflight/preflight-agent, a kubeconfig for the real kubectl, clients
+// with the full, a read-only, a node-health and a gang-gate token, and helpers to read what kubectl
+// sees and which requests arrived. Included by the integration tests that talk to it (one test
+// executable each).
+//
+// Real-server mode: with KUBECONFIG set, the tests talk to that cluster (its current context)
+// instead of starting the stand-in. The fixture creates the namespace `preflight`, the
+// ServiceAccount and the nodes n1-n3 as Node objects through the API (no kubelet behind them: they
+// keep the node.kubernetes.io/not-ready taint) and deletes the nodes afterwards. Tests that need
+// what only the stand-in has (its /_test/ controls, per-token RBAC, a cluster of exactly its nodes)
+// skip with PF_NEEDS_STANDIN and say why.
 #pragma once
 
 #include <unistd.h>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -42,6 +51,19 @@ core::ProcessResult run(const std::vector<std::string>& argv, int timeout_s = 30
     EXPECT_TRUE(r) << argv[0] << ": " << (r ? "" : r.error().message);
     return r ? *r : core::ProcessResult{};
 }
+
+// KUBECONFIG names a real cluster: the tests run against it (see the top of this file).
+bool real_server() {
+    const char* k = std::getenv("KUBECONFIG");
+    return k != nullptr && *k != '\0';
+}
+
+// Skips a test that needs the stand-in itself, saying what for.
+#define PF_NEEDS_STANDIN(what)                                      \
+    if (!real_server()) {                                           \
+    } else                                                          \
+        GTEST_SKIP() << "needs the API server stand-in (" << (what) \
+                     << "); KUBECONFIG points at a real server"
 
 bool have_kubectl() {
     auto r = core::run_process({"kubectl", "version", "--client"}, {});
@@ -100,6 +122,10 @@ class K8sApiServer : public ::testing::Test {
     void SetUp() override {
         m_dir = s_dir / ::testing::UnitTest::GetInstance()->current_test_info()->name();
         fs::create_directories(m_dir);
+        if (real_server()) {
+            set_up_real();
+            return;
+        }
         const std::string port_file = (m_dir / "port").string();
         auto child = core::ChildProcess::spawn(
             {"python3", k_src + "/tests/k8s_apiserver/apiserver.py", "--cert",
@@ -125,13 +151,63 @@ class K8sApiServer : public ::testing::Test {
         for (const char* n : {"n1", "n2", "n3"}) {
             add_node(n);
         }
+        add_service_account("preflight", "preflight-agent");
     }
 
-    void TearDown() override { m_server.terminate(std::chrono::milliseconds(500)); }
+    // KUBECONFIG's cluster: the same objects the stand-in starts with, made through the API.
+    void set_up_real() {
+        m_kubeconfig = std::getenv("KUBECONFIG");
+        auto c = outcome::k8s::load_cluster_config(m_kubeconfig);
+        ASSERT_TRUE(c) << c.error().message;
+        m_real = *c;
+        m_admin = std::make_unique<outcome::k8s::Client>(m_real, outcome::k8s::ClientOptions{});
+        m_client = std::make_unique<outcome::k8s::Client>(m_real, outcome::k8s::ClientOptions{});
+        created(m_admin->post("/api/v1/namespaces", {{"metadata", {{"name", "preflight"}}}},
+                              outcome::k8s::Access{"create", "namespaces", "", ""}));
+        for (const char* n : {"n1", "n2", "n3"}) {
+            add_node(n);
+        }
+        add_service_account("preflight", "preflight-agent");
+    }
 
-    std::string server_url() const { return "https://127.0.0.1:" + std::to_string(m_port); }
+    // A create that may find the object there already (real-server mode, a run before).
+    static void created(const core::Result<json>& r) {
+        if (!r && r.error().message.find("HTTP 409") == std::string::npos) {
+            ADD_FAILURE() << r.error().message;
+        }
+    }
+
+    void add_service_account(const std::string& ns, const std::string& name) {
+        created(m_admin->post("/api/v1/namespaces/" + ns + "/serviceaccounts",
+                              {{"metadata", {{"name", name}}}},
+                              outcome::k8s::Access{"create", "serviceaccounts", "", ns}));
+    }
+
+    void add_runtime_class(const std::string& name) {
+        created(m_admin->post("/apis/node.k8s.io/v1/runtimeclasses",
+                              {{"metadata", {{"name", name}}}, {"handler", name}},
+                              outcome::k8s::Access{"create", "runtimeclasses", "node.k8s.io", ""}));
+    }
+
+    void TearDown() override {
+        if (!real_server()) {
+            m_server.terminate(std::chrono::milliseconds(500));
+            return;
+        }
+        for (const auto& n : m_real_nodes) {
+            (void)m_admin->del("/api/v1/nodes/" + n,
+                               outcome::k8s::Access{"delete", "nodes", "", ""});
+        }
+    }
+
+    std::string server_url() const {
+        return real_server() ? m_real.server : "https://127.0.0.1:" + std::to_string(m_port);
+    }
 
     outcome::k8s::ClusterConfig cluster(const std::string& token) const {
+        if (real_server()) {
+            return m_real;  // tests with their own tokens skip (PF_NEEDS_STANDIN)
+        }
         outcome::k8s::ClusterConfig c;
         c.server = server_url();
         c.ca_file = (s_dir / "ca.crt").string();
@@ -157,6 +233,10 @@ class K8sApiServer : public ::testing::Test {
 
     void add_node(const std::string& name, const json& taints = json::array(),
                   const json& allocatable = nullptr, const json& labels = nullptr) {
+        if (real_server()) {
+            add_real_node(name, taints, allocatable, labels);
+            return;
+        }
         json body = {{"name", name}};
         if (!taints.empty()) {
             body["taints"] = taints;
@@ -170,6 +250,34 @@ class K8sApiServer : public ::testing::Test {
         auto r = m_admin->post("/_test/nodes", body,
                                outcome::k8s::Access{"create", "test nodes", "", ""});
         ASSERT_TRUE(r) << r.error().message;
+    }
+
+    // A Node object made through the API, as a kubelet registers one (real-server mode).
+    void add_real_node(const std::string& name, const json& taints, const json& allocatable,
+                       const json& labels) {
+        json node = {{"metadata", {{"name", name}}}, {"spec", json::object()}};
+        if (!labels.is_null()) {
+            node["metadata"]["labels"] = labels;
+        }
+        if (!taints.empty()) {
+            node["spec"]["taints"] = taints;
+        }
+        auto r =
+            m_admin->post("/api/v1/nodes", node, outcome::k8s::Access{"create", "nodes", "", ""});
+        created(r);
+        if (r) {
+            m_real_nodes.push_back(name);
+        }
+        if (!allocatable.is_null()) {
+            json resources = allocatable;
+            resources["pods"] = "110";
+            auto p =
+                m_admin->patch("/api/v1/nodes/" + name + "/status",
+                               {{"status", {{"capacity", resources}, {"allocatable", resources}}}},
+                               "application/merge-patch+json",
+                               outcome::k8s::Access{"patch", "nodes/status", "", ""});
+            ASSERT_TRUE(p) << p.error().message;
+        }
     }
 
     json requests() {
@@ -246,6 +354,8 @@ class K8sApiServer : public ::testing::Test {
     fs::path m_dir;
     core::ChildProcess m_server;
     int m_port = 0;
+    outcome::k8s::ClusterConfig m_real;     // real-server mode: KUBECONFIG's cluster
+    std::vector<std::string> m_real_nodes;  // real-server mode: the Node objects made here
     std::string m_kubeconfig;
     std::unique_ptr<outcome::k8s::Client> m_admin;
     std::unique_ptr<outcome::k8s::Client> m_client;

@@ -3,11 +3,14 @@
 // NodeCondition and its strategic merge patch (outcome/k8s/node_condition.hpp), the gang gate's
 // pods and published verdicts (outcome/k8s/gang_gate.hpp), and the agent's side of both
 // (agent/k8s_condition.hpp, agent/gang_gate.hpp).
+#include <set>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "agent/gang_gate.hpp"
 #include "agent/k8s_condition.hpp"
+#include "controller/launch/k8s_gpu_count.hpp"
 #include "controller/launch/k8s_job_launcher.hpp"
 #include "controller/launch/k8s_pod_template.hpp"
 #include "outcome/k8s/gang_gate.hpp"
@@ -110,14 +113,21 @@ TEST(K8sPodTemplateMerge, RulesAppendReplaceAndNeverLoosenPreflightsParts) {
     ASSERT_EQ(spec["tolerations"].size(), 4u) << spec["tolerations"].dump();
     EXPECT_EQ(spec["tolerations"][2]["value"], "present");
     EXPECT_EQ(spec["tolerations"][3]["key"], "example.com/rdma");
-    // Every (ORed) template term carries preflight's pinning to the run's nodes.
+    // Every (ORed) template term is combined with each node's term: 2 nodes x 2 racks, each
+    // term pinned to one node (a node field selector takes one value) and one rack.
     const json terms = spec["affinity"]["nodeAffinity"]
                            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
-    ASSERT_EQ(terms.size(), 2u);
+    ASSERT_EQ(terms.size(), 4u) << terms.dump();
+    std::set<std::pair<std::string, std::string>> pairs;
     for (const auto& term : terms) {
+        ASSERT_EQ(term["matchFields"].size(), 1u);
         EXPECT_EQ(term["matchFields"][0]["key"], "metadata.name");
-        EXPECT_EQ(term["matchFields"][0]["values"], json({"gpu001", "gpu002"}));
+        ASSERT_EQ(term["matchFields"][0]["values"].size(), 1u);
+        pairs.insert({term["matchFields"][0]["values"][0].get<std::string>(),
+                      term["matchExpressions"][0]["values"][0].get<std::string>()});
     }
+    EXPECT_EQ(pairs, (std::set<std::pair<std::string, std::string>>{
+                         {"gpu001", "a"}, {"gpu001", "b"}, {"gpu002", "a"}, {"gpu002", "b"}}));
     const json anti =
         spec["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
     ASSERT_EQ(anti.size(), 2u);

@@ -60,6 +60,26 @@ TEST(Kubeconfig, NamedContextWithCaDataAndClientCertificate) {
     EXPECT_TRUE(c->token.empty());
 }
 
+// kube-apiserver answers a request without credentials as system:anonymous with 403 (not 401):
+// the message must not send the operator to grant RBAC to the anonymous user.
+TEST(Kubeconfig, ForbiddenForAnonymousSaysNoCredentialsNotRbac) {
+    outcome::k8s::Response anon{
+        403, R"({"kind": "Status", "reason": "Forbidden", "message": "nodes is forbidden: User )"
+             R"(\"system:anonymous\" cannot list resource \"nodes\" in API group \"\" at the )"
+             R"(cluster scope", "code": 403})"};
+    const std::string text = outcome::k8s::describe_failure(
+        anon, outcome::k8s::Access{"list", "nodes", "", ""}, "kubeconfig /k");
+    EXPECT_NE(text.find("no credentials reached the server: kubeconfig /k"), std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("grant verb"), std::string::npos) << text;
+    outcome::k8s::Response sa{403, R"({"message": "nodes is forbidden: User \"system:)"
+                                   R"(serviceaccount:preflight:x\" cannot list ..."})"};
+    EXPECT_NE(outcome::k8s::describe_failure(sa, outcome::k8s::Access{"list", "nodes", "", ""},
+                                             "in-cluster")
+                  .find("grant verb 'list' on resource 'nodes'"),
+              std::string::npos);
+}
+
 TEST(Kubeconfig, ClearErrors) {
     auto missing = outcome::k8s::parse_kubeconfig(k_kubeconfig, "kc", "nope");
     ASSERT_FALSE(missing);
