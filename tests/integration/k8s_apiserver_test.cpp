@@ -420,9 +420,13 @@ TEST_F(K8sApiServer, IndexedJobPerNodeAffinityPodFailuresAndCleanup) {
           {{"reason", "ImagePullBackOff"},
            {"message", "Back-off pulling image \"registry.example/preflight:test\""}}}},
         outcome::k8s::Access{"create", "pod status", "", ""}));
-    std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the launcher polls each second
-    auto exited = launcher.exited();
-    ASSERT_EQ(exited.size(), 1u);
+    // The launcher polls the pods each second: poll it, with a deadline, until it reports.
+    std::map<std::string, std::string> exited;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while ((exited = launcher.exited()).empty() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_EQ(exited.size(), 1u) << "no pod reported within 15 s";
     EXPECT_NE(exited["n2"].find("ImagePullBackOff"), std::string::npos) << exited["n2"];
 
     launcher.stop();
