@@ -111,10 +111,12 @@ HealthResume resume_health_drain(const outcome::SlurmClient& client, const std::
         return HealthResume::failed;
     }
     const outcome::SlurmNodeInfo& n = it->second;
-    if (n.reason != reason) {
-        *why = n.reason.empty()
+    // A reason marks a node only while it is out of service: 23.11-25.11 keep it on a node that
+    // someone resumed, which this health check then no longer holds.
+    if (const std::string mark = n.marking_reason(); mark != reason) {
+        *why = mark.empty()
                    ? "not resumed: no longer drained by this health check (" + n.state + ")"
-                   : "not resumed: the reason is now '" + n.reason + "' (" + n.state +
+                   : "not resumed: the reason is now '" + mark + "' (" + n.state +
                          "), not this health check's '" + reason + "'";
         return HealthResume::gone;
     }

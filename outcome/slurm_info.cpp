@@ -1,4 +1,5 @@
-// Slurm node, job and configuration readings; see slurm_info.hpp.
+// Slurm node, job and configuration readings; see slurm_info.hpp (the JSON node lists:
+// slurm_info_json.cpp).
 #include "outcome/slurm_info.hpp"
 
 #include <algorithm>
@@ -9,14 +10,11 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <nlohmann/json.hpp>
 
 #include "core/hostlist.hpp"
 
 namespace preflight::outcome {
 namespace {
-
-using nlohmann::json;
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) {
@@ -34,26 +32,6 @@ std::string upper(std::string s) {
     return s;
 }
 
-std::string text_of(const json& object, const char* key) {
-    auto it = object.find(key);
-    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-// Strings of an array member, joined with '+'; "" when absent or not an array.
-std::string joined(const json& object, const char* key) {
-    std::string out;
-    auto it = object.find(key);
-    if (it == object.end() || !it->is_array()) {
-        return out;
-    }
-    for (const auto& item : *it) {
-        if (item.is_string()) {
-            out += (out.empty() ? "" : "+") + upper(item.get<std::string>());
-        }
-    }
-    return out;
-}
-
 // Lines of text, each without its '\n'.
 template <typename F>
 void for_each_line(std::string_view text, F&& f) {
@@ -66,47 +44,6 @@ void for_each_line(std::string_view text, F&& f) {
 }
 
 }  // namespace
-
-core::Result<std::vector<SlurmNodeInfo>> parse_slurm_nodes_json(std::string_view text) {
-    const json doc = json::parse(text.begin(), text.end(), nullptr, false);
-    if (doc.is_discarded() || !doc.is_object() || !doc.contains("nodes") ||
-        !doc.at("nodes").is_array()) {
-        return core::Error{"not Slurm's JSON node list (no \"nodes\" array)"};
-    }
-    std::vector<SlurmNodeInfo> out;
-    for (const auto& node : doc.at("nodes")) {
-        if (!node.is_object()) {
-            continue;
-        }
-        SlurmNodeInfo n;
-        n.name = text_of(node, "name");
-        if (n.name.empty()) {
-            continue;
-        }
-        n.addr = text_of(node, "address");
-        const auto state = node.find("state");
-        if (state != node.end() && state->is_array()) {
-            n.state = joined(node, "state");  // 23.02 and later: ["IDLE", "DRAIN"]
-        } else if (state != node.end() && state->is_string()) {
-            n.state = upper(state->get<std::string>());  // 22.05: "idle" + state_flags
-            if (std::string flags = joined(node, "state_flags"); !flags.empty()) {
-                n.state += "+" + flags;
-            }
-        }
-        n.reason = text_of(node, "reason");
-        n.comment = text_of(node, "comment");
-        n.gres = text_of(node, "gres");
-        if (const auto parts = node.find("partitions"); parts != node.end() && parts->is_array()) {
-            for (const auto& p : *parts) {
-                if (p.is_string() && !p.get<std::string>().empty()) {
-                    n.partitions.push_back(p.get<std::string>());
-                }
-            }
-        }
-        out.push_back(std::move(n));
-    }
-    return out;
-}
 
 int gres_gpu_count(std::string_view gres) {
     long total = 0;
@@ -121,6 +58,11 @@ int gres_gpu_count(std::string_view gres) {
         std::string_view item = trim(gres.substr(start, i - start));
         start = i + 1;
         item = item.substr(0, item.find('('));  // "(S:0-1)", "(IDX:0-3)"
+        for (std::string_view tres : {"gres/", "gres:"}) {
+            if (item.substr(0, tres.size()) == tres) {
+                item.remove_prefix(tres.size());  // TresPerNode: "gres/gpu:2", "gres:gpu:2"
+            }
+        }
         const std::size_t colon = item.find(':');
         if (item.substr(0, colon) != "gpu") {
             continue;
@@ -181,6 +123,27 @@ std::map<std::string, std::string> parse_scontrol_config(std::string_view text) 
         }
         out.emplace(std::string(key), std::string(trim(line.substr(eq + 3))));
     });
+    return out;
+}
+
+std::vector<std::string> slurm_config_list(const std::map<std::string, std::string>& config,
+                                           const std::string& key) {
+    std::vector<std::string> out;
+    if (auto it = config.find(key); it != config.end()) {
+        if (it->second != "(null)" && !it->second.empty()) {
+            out.push_back(it->second);  // 22.05: one program
+        }
+        return out;
+    }
+    for (std::size_t i = 0; i < config.size(); ++i) {  // 24.11 and later: Key[0], Key[1], ...
+        auto it = config.find(key + "[" + std::to_string(i) + "]");
+        if (it == config.end()) {
+            break;
+        }
+        if (it->second != "(null)" && !it->second.empty()) {
+            out.push_back(it->second);
+        }
+    }
     return out;
 }
 

@@ -60,6 +60,15 @@ bool SlurmNodeInfo::has_flag(std::string_view flag) const {
     return false;
 }
 
+bool SlurmNodeInfo::out_of_service() const {
+    for (const char* flag : {"DRAIN", "DRAINED", "DRAINING", "DOWN", "FAIL", "FAILING"}) {
+        if (has_flag(flag)) {
+            return true;
+        }
+    }
+    return down();
+}
+
 std::vector<SlurmNodeInfo> parse_scontrol_nodes(std::string_view text) {
     std::vector<SlurmNodeInfo> out;
     std::size_t pos = 0;
@@ -125,17 +134,22 @@ std::vector<SlurmNodeInfo> parse_scontrol_nodes(std::string_view text) {
 }
 
 std::string foreign_mark(const SlurmNodeInfo& n) {
-    if (!n.reason.empty() && !reason_is_ours(n.reason)) {
-        return "left alone: " + n.state + " with someone else's reason '" + n.reason + "'";
+    if (!n.out_of_service()) {
+        // In service: an old Reason kept after a resume (23.11-25.11) marks nothing; leaving a
+        // failing node in service for it would be the second-worst outcome.
+        return {};
     }
-    if (n.reason.empty() && (n.drained() || n.down() || n.has_flag("FAIL"))) {
+    if (n.reason.empty()) {
         return "left alone: " + n.state + " by someone else (no reason)";
+    }
+    if (!reason_is_ours(n.reason)) {
+        return "left alone: " + n.state + " with someone else's reason '" + n.reason + "'";
     }
     return {};
 }
 
 bool marked_by_us(const SlurmNodeInfo& n) {
-    return (n.drained() || n.down() || n.has_flag("FAIL")) && reason_is_ours(n.reason);
+    return n.out_of_service() && reason_is_ours(n.reason);
 }
 
 MarkCount slurm_mark_count(const std::vector<SlurmNodeInfo>& all, const std::string& node) {

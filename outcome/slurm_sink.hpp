@@ -35,17 +35,24 @@ struct SlurmNodeInfo {
     bool has_flag(std::string_view flag) const;  // "DRAIN", "NOT_RESPONDING", ...
     bool drained() const { return has_flag("DRAIN"); }
     bool down() const { return state.rfind("DOWN", 0) == 0; }
+    // Out of service: drained or draining, DOWN, or FAIL (also spelt DRAINED, DRAINING, FAILING).
+    // Only then does a Reason mark the node: Slurm 23.11 to 25.11 without accounting keep an
+    // operator's old Reason on a node they resumed (State=IDLE) until a job runs there.
+    bool out_of_service() const;
+    // The reason that marks the node: `reason` while out_of_service(), else "".
+    std::string marking_reason() const { return out_of_service() ? reason : std::string(); }
 };
 
 // Parses `scontrol show node -o` output: one node per line. Reason=, Comment= and Extra= come last,
 // in that order, and keep their spaces (Slurm 22.05). Lines that are not node records are ignored.
 std::vector<SlurmNodeInfo> parse_scontrol_nodes(std::string_view text);
 
-// Why we may not drain this node ("" when we may): a reason that is not ours, or drained, down or
-// failed without a reason (someone else's state). Ours: a "preflight:" reason, old ones included.
+// Why we may not drain this node ("" when we may): out of service (drained, down or failed) with a
+// reason that is not ours or with no reason (someone else's state). Ours: a "preflight:" reason,
+// old ones included. A node in service is nobody's, whatever old Reason Slurm still shows for it.
 std::string foreign_mark(const SlurmNodeInfo& node);
 
-// True when the node is drained, down or failed with our reason.
+// True when the node is out of service (drained, down or failed) with our reason.
 bool marked_by_us(const SlurmNodeInfo& node);
 
 // The breaker's count for draining `node`: nodes marked by us among those sharing a partition with

@@ -14,6 +14,11 @@
 #      cpack, lintian), the container image (scripts/image.sh) and their tests (tests/packaging/).
 #   The TSan build and the fuzzers of 3 and 4, and the package and image builds of 5, run beside
 #   the ASan suite of 2, at nice 19; the packaging tests run at the end.
+#   Slurm versions: after the suite of 2 (or of --release), the Slurm integration tests (label
+#   `slurm`) run once more against each of PREFLIGHT_TEST_SLURM_VERSIONS (default "24.11 26.05";
+#   empty: none), whose Debian rootfs (scripts/testbed/slurm_rootfs.sh, from the configured Debian
+#   archive) is built in the background from the start, under /tmp, and removed at exit. The first
+#   pass, on Debian 12's own Slurm 22.05, is part of the suite.
 #   The asan, tsan and fuzz presets and the CI package build compile the libraries as unity builds
 #   (PREFLIGHT_UNITY_BUILD, cmake/PreflightUnity.cmake): CI's two cores are the limit, and most of
 #   the compile time is the same third-party headers parsed again in every file.
@@ -44,6 +49,48 @@ clean_netns() {
 
 phase "install dependencies"
 bash scripts/install_deps.sh
+
+# Newer Slurm versions (see the top): each rootfs is built beside the compile, in its own session
+# (so that cleanup can stop all of it), and removed on exit, whatever happened.
+slurm_versions=${PREFLIGHT_TEST_SLURM_VERSIONS-24.11 26.05}
+[[ $# -eq 0 || -n ${PREFLIGHT_TEST_SLURM_VERSIONS+set} ]] || slurm_versions=""
+rootfs_dir=""
+declare -A rootfs_pid=()
+cleanup_rootfs() {
+  [[ -n $rootfs_dir ]] || return 0
+  local p
+  for p in "${rootfs_pid[@]}"; do kill -- "-$p" 2>/dev/null || true; done
+  wait "${rootfs_pid[@]}" 2>/dev/null || true
+  # The test bed mounts only in private mount namespaces (rootfs_exec.sh), which go with their
+  # processes; an interrupted mmdebstrap may leave some here.
+  { findmnt -rn -o TARGET | grep -F "$rootfs_dir/" || true; } | sort -r | while read -r m; do umount -R "$m" 2>/dev/null || umount -l "$m" || true; done
+  rm -rf --one-file-system "$rootfs_dir"
+}
+if [[ -n $slurm_versions ]]; then
+  rootfs_dir=$(mktemp -d /tmp/pf-slurm-rootfs.XXXXXX)
+  trap cleanup_rootfs EXIT
+  for v in $slurm_versions; do
+    setsid nice -n 10 bash -c 'start=$(date +%s); bash scripts/testbed/slurm_rootfs.sh "$1" "$2"; echo "rootfs: rc=$? in $(($(date +%s) - start)) s"' \
+      _ "$v" "$rootfs_dir/$v" >"$rootfs_dir/$v.log" 2>&1 </dev/null &
+    rootfs_pid[$v]=$!
+  done
+fi
+# The Slurm integration tests against each newer Slurm, with the build in $1.
+test_slurm_versions() {
+  local v
+  for v in $slurm_versions; do
+    wait "${rootfs_pid[$v]}" || true
+    if ! grep -q '^rootfs: rc=0 ' "$rootfs_dir/$v.log"; then
+      phase "Slurm $v: the rootfs could not be built"
+      tail -n 30 "$rootfs_dir/$v.log"
+      failed=1
+      continue
+    fi
+    phase "Slurm $v ($(head -n 1 "$rootfs_dir/$v/etc/preflight-slurm-version"), rootfs built $(tail -n 1 "$rootfs_dir/$v.log" | cut -d' ' -f3-)): ctest -L slurm"
+    clean_netns
+    PREFLIGHT_SLURM_ROOTFS=$rootfs_dir/$v ctest --test-dir "$1" --output-on-failure -L slurm || failed=1
+  done
+}
 # Layering first: an include cycle or an upward dependency fails before anything is built.
 phase "layers (scripts/check_layers.py)"
 python3 scripts/check_layers.py
@@ -85,6 +132,7 @@ if [[ $mode == release ]]; then
   # Unit tests run in parallel; integration tests are RUN_SERIAL (they measure shaped links).
   phase "ctest (release)"
   ctest --test-dir "${PREFLIGHT_BUILD_DIR:-build}" --output-on-failure -j "$jobs" "$@" || failed=1
+  test_slurm_versions "${PREFLIGHT_BUILD_DIR:-build}"
 else
   phase "ASan+UBSan build of everything (build-asan/)"
   [[ -f build-asan/CMakeCache.txt ]] || cmake --preset asan "${launcher[@]}" >/dev/null
@@ -114,6 +162,7 @@ else
   fi
   phase "ctest under ASan+UBSan: whole suite (TSan build, fuzzers, packages and image beside it, nice 19)"
   ctest --test-dir build-asan --output-on-failure -j "$jobs" "$@" || failed=1
+  test_slurm_versions build-asan
   phase "waiting for the TSan build and the fuzzers"
   wait "$side" || true
   # The fuzzers' summary (and the log's end if the build or a fuzzer failed).

@@ -120,7 +120,17 @@ int check_prolog_main(const CheckPrologArgs& args) {
         }
         config = std::move(read.value());
     }
-    for (const char* key : {"Prolog", "PrologFlags", "PrologEpilogTimeout", "BatchStartTimeout"}) {
+    // Program lists: one "Prolog = ..." line in 22.05 ("(null)" when unset); "Prolog[0] = ...",
+    // "Prolog[1] = ..." in 24.11 and later, and no line when unset. Both unset forms say none.
+    auto print_list = [&](const char* key) {
+        std::string value;
+        for (const auto& program : outcome::slurm_config_list(config, key)) {
+            value += (value.empty() ? "" : ", ") + outcome::sanitize_text(program);
+        }
+        std::printf("%-20s = %s\n", key, value.empty() ? "(none)" : value.c_str());
+    };
+    print_list("Prolog");
+    for (const char* key : {"PrologFlags", "PrologEpilogTimeout", "BatchStartTimeout"}) {
         auto it = config.find(key);
         std::string value = it == config.end() ? "(not shown)" : outcome::sanitize_text(it->second);
         if (it != config.end()) {
@@ -130,6 +140,8 @@ int check_prolog_main(const CheckPrologArgs& args) {
         }
         std::printf("%-20s = %s\n", key, value.c_str());
     }
+    print_list("Epilog");
+    print_list("PrologSlurmctld");
     std::printf("prolog budget        = %g s (%s); at most %g s with prolog.sh's own timeout\n",
                 budget, source.c_str(), budget + outcome::k_prolog_overhead_s);
     const auto warnings = outcome::prolog_budget_warnings(budget, config);

@@ -1,11 +1,11 @@
-// `preflight run --launcher slurm` against a real Slurm 22.05 (slurmctld, one slurmd per namespace
-// host, real srun/salloc/scontrol) whose nodes carry GPU gres that Slurm counts and allocates
-// (scripts/testbed/slurm_up.sh GPUS_PER_NODE=4; no device behind them): the agents run as ONE
-// srun step that holds every GPU of each node, as `scontrol show step` shows while the run goes
-// on; inside an allocation (salloc) that step is a step of the job, holding what the job holds;
-// drained and down nodes are reported with Slurm's reason and left out without stopping the
-// others; an agent that fails on one node, or a step Slurm refuses, is reported with srun's own
-// line and the step's log.
+// `preflight run --launcher slurm` against a real Slurm (22.05, or 24.11 and 26.05 with
+// PREFLIGHT_SLURM_ROOTFS; slurmctld, one slurmd per namespace host, real srun/salloc/scontrol)
+// whose nodes carry GPU gres that Slurm counts and allocates (scripts/testbed/slurm_up.sh
+// GPUS_PER_NODE=4; no device behind them): the agents run as ONE srun step that holds every GPU of
+// each node, as `scontrol show step` shows while the run goes on; inside an allocation (salloc)
+// that step is a step of the job, holding what the job holds; drained and down nodes are reported
+// with Slurm's reason and left out without stopping the others; an agent that fails on one node, or
+// a step Slurm refuses, is reported with srun's own line and the step's log.
 #include <atomic>
 #include <mutex>
 #include <regex>
@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "outcome/slurm_info.hpp"
 #include "slurm_testbed.hpp"
 
 namespace {
@@ -173,7 +174,11 @@ TEST_F(SlurmStep, OneStepForAllNodesHoldsEveryGpuOfEach) {
     const std::string& step = steps.begin()->second;
     EXPECT_EQ(StepWatcher::field(step, "NodeList"), "node[01-04]") << step;
     EXPECT_EQ(StepWatcher::field(step, "Tasks"), "4") << step;
-    EXPECT_EQ(StepWatcher::field(step, "TresPerNode"), "gres:gpu:4") << step;
+    // TresPerNode: "gres:gpu:4" in 22.05, "gres/gpu:4" in 24.11 and later.
+    EXPECT_TRUE(
+        std::regex_match(StepWatcher::field(step, "TresPerNode"), std::regex("gres[:/]gpu:4")))
+        << step;
+    EXPECT_EQ(preflight::outcome::gres_gpu_count(StepWatcher::field(step, "TresPerNode")), 4);
     const std::string job = steps.begin()->first.substr(0, steps.begin()->first.find('.'));
     EXPECT_NE(watch.job(job).find("Nodes=node[01-04] CPU_IDs=0 Mem=0 GRES=gpu:4(IDX:0-3)"),
               std::string::npos)
@@ -211,7 +216,8 @@ TEST_F(SlurmStep, InsideAnAllocationTheAgentsAreOneStepOfTheJobWithItsGpus) {
     ASSERT_EQ(steps.size(), 1u) << r.output;
     const std::string& step = steps.begin()->second;
     EXPECT_EQ(StepWatcher::field(step, "NodeList"), "node[01-04]") << step;
-    EXPECT_EQ(StepWatcher::field(step, "TresPerNode"), "gres:gpu:2") << step;
+    EXPECT_EQ(preflight::outcome::gres_gpu_count(StepWatcher::field(step, "TresPerNode")), 2)
+        << step;
     // A step of salloc's job, the only job there was.
     const std::string job = steps.begin()->first.substr(0, steps.begin()->first.find('.'));
     for (const auto& line : watch.queue()) {

@@ -1,7 +1,8 @@
 // The real `preflight` binary, with no Slurm to ask: `run --launcher slurm --dry-run` prints the
 // srun argv of the agents' step(s) for nodes that do not exist (gpu[001-512]) without running
 // srun or scontrol (stand-ins first on PATH would leave a mark), and `slurm check-prolog` judges a
-// prolog budget against saved `scontrol show config` outputs of the installed Slurm 22.05.
+// prolog budget against saved `scontrol show config` outputs of the installed Slurm 22.05 and of
+// Slurm 24.11 and 26.05 (tests/fixtures/slurm/<version>/).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -180,6 +181,40 @@ TEST_F(SlurmDryRun, CheckPrologAgainstSavedConfigurations) {
              "--prolog-env", (m_dir / "bad.env").string()});
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_THAT(r.output, HasSubstr("is not a number of seconds"));
+    EXPECT_FALSE(slurm_was_called());
+}
+
+// 24.11 and 26.05 print a list setting with an index, one line per entry (`Prolog[0] = /bin/true`),
+// and leave out one that is unset; 22.05 printed `Prolog = (null)`. Both unset forms read as none.
+TEST_F(SlurmDryRun, CheckPrologReadsTheIndexedListsOfNewerSlurm) {
+    for (const std::string v : {"24.11/", "26.05/"}) {
+        auto r = run({"slurm", "check-prolog", "--show-config",
+                      k_fixtures + v + "show_config_prolog15.txt", "--budget", "3"});
+        EXPECT_EQ(r.exit_code, 0) << v << r.output;
+        EXPECT_THAT(r.output, HasSubstr("Prolog               = /bin/true\n")) << v;
+        EXPECT_THAT(r.output, HasSubstr("PrologFlags          = Alloc\n")) << v;
+        EXPECT_THAT(r.output, HasSubstr("PrologEpilogTimeout  = 15\n")) << v;
+        EXPECT_THAT(r.output, HasSubstr("Epilog               = (none)\n")) << v;
+        EXPECT_THAT(r.output, Not(HasSubstr("not shown"))) << v;
+
+        r = run({"slurm", "check-prolog", "--show-config",
+                 k_fixtures + v + "show_config_prolog_epilog_lists.txt", "--budget", "3"});
+        EXPECT_EQ(r.exit_code, 0) << v << r.output;
+        EXPECT_THAT(r.output, HasSubstr("Prolog               = /bin/true, /usr/bin/true\n")) << v;
+        EXPECT_THAT(r.output, HasSubstr("Epilog               = /bin/true, /usr/bin/true\n")) << v;
+        EXPECT_THAT(r.output, HasSubstr("PrologSlurmctld      = /bin/true, /usr/bin/true\n")) << v;
+
+        r = run({"slurm", "check-prolog", "--show-config",
+                 k_fixtures + v + "show_config_noprolog.txt", "--budget", "20"});
+        EXPECT_EQ(r.exit_code, 5) << v << r.output;  // BatchStartTimeout 10 s < 27 s
+        EXPECT_THAT(r.output, HasSubstr("Prolog               = (none)\n")) << v;
+        EXPECT_THAT(r.output, HasSubstr("PrologSlurmctld      = (none)\n")) << v;
+        EXPECT_THAT(r.output, HasSubstr("PrologEpilogTimeout  = 65534 (no limit)")) << v;
+        EXPECT_THAT(r.output, Not(HasSubstr("not shown"))) << v;
+    }
+    auto r = run({"slurm", "check-prolog", "--show-config", k_fixtures + "show_config_noprolog.txt",
+                  "--budget", "3"});
+    EXPECT_THAT(r.output, HasSubstr("Prolog               = (none)\n"));  // 22.05: "(null)"
     EXPECT_FALSE(slurm_was_called());
 }
 

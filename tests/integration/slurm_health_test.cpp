@@ -1,16 +1,18 @@
-// preflight-agent as Slurm's HealthCheckProgram and Epilog, run by real slurmd 22.05 on the
-// namespace test bed (scripts/testbed/slurm_up.sh with HEALTH_CHECK=1 / PREFLIGHT_EPILOG=1; every
-// slurmd runs slurm/healthcheck.sh every HEALTH_INTERVAL seconds with only SLURMD_NODENAME set,
-// and the env file picks a configuration per node by that name, which the test swaps): a node
-// whose link.netdev fails is drained with our reason; once fixed it is resumed only after three
-// consecutive passes, and not before (checked while holding the health check's own lock);
-// an operator's drain ("RMA 1234") is never resumed; a corrupt state file restarts the count and
-// never resumes; the epilog drains a node a job broke, with our reason and not Slurm's "Epilog
-// error", and an agent that cannot run drains nothing.
+// preflight-agent as Slurm's HealthCheckProgram and Epilog, run by real slurmd (22.05; 24.11 and
+// 26.05 with PREFLIGHT_SLURM_ROOTFS) on the namespace test bed (scripts/testbed/slurm_up.sh with
+// HEALTH_CHECK=1 / PREFLIGHT_EPILOG=1; every slurmd runs slurm/healthcheck.sh every HEALTH_INTERVAL
+// seconds with only SLURMD_NODENAME set, and the env file picks a configuration per node by that
+// name, which the test swaps): a node whose link.netdev fails is drained with our reason; once
+// fixed it is resumed only after three consecutive passes, and not before (checked while holding
+// the health check's own lock); an operator's drain ("RMA 1234") is never resumed; a corrupt state
+// file restarts the count and never resumes; a failing node an operator resumed is drained whatever
+// old reason Slurm kept on it; the epilog drains a node a job broke, with our reason
+// and not Slurm's "Epilog error", and an agent that cannot run drains nothing.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -188,7 +190,9 @@ TEST_F(SlurmHealth, HealthCheckDrainsAndResumesOnlyItsOwnDrainAfterThreePasses) 
     // once (node_mgr.c, _require_node_reg): IDLE within a moment.
     EXPECT_TRUE(wait_until([&] { return bed->state("node02") == "IDLE"; }, 10))
         << bed->scontrol_show_node("node02");
-    EXPECT_EQ(bed->reason("node02"), "");
+    // 23.11 to 25.11 keep the reason of a resumed node (IDLE) until a job runs there.
+    EXPECT_EQ(bed->reason("node02"),
+              bed->keeps_reason_after_resume() ? "preflight: config mismatch" : "");
     EXPECT_EQ(comment(*bed, "node02"), "");  // ours, cleared with the resume
     const std::string log = slurp(logs + "/health-node02.log");
     EXPECT_NE(in_order(log, fixed_at,
@@ -230,6 +234,50 @@ TEST_F(SlurmHealth, HealthCheckDrainsAndResumesOnlyItsOwnDrainAfterThreePasses) 
     EXPECT_EQ(bed->reason("node02"), "preflight: config mismatch");
     EXPECT_NE(slurp(logs + "/health-node02.log").find("health-node02.json ignored (not JSON"),
               std::string::npos);
+}
+
+// A node an operator drained and resumed: 23.11 to 25.11 keep their Reason on it while it is back
+// in service (State=IDLE; tests/fixtures/slurm/24.11), 22.05 and 26.05 clear it. Either way the
+// node is nobody's: when it fails, its health check drains it with our reason, where taking the
+// kept reason for someone else's drain would leave a failing node in service. (A job on the node
+// would clear the kept reason: the prolog and a controller run's step come after an allocation;
+// the health check runs without one.)
+TEST_F(SlurmHealth, AFailingNodeAnOperatorResumedIsDrainedWhateverReasonSlurmKept) {
+    std::unique_ptr<SlurmTestbed> bed;
+    {
+        BedEnv env({{"HEALTH_CHECK", "1"}, {"HEALTH_INTERVAL", std::to_string(k_interval_s)}});
+        bed = std::make_unique<SlurmTestbed>(SlurmTestbed::Spec{3, {}, false});
+    }
+    ASSERT_TRUE(bed->error().empty()) << bed->error();
+    std::printf("Slurm: %s\n", preflight::testbed::slurm_under_test().c_str());
+    const std::string logs = bed->base() + "/log/preflight";
+    for (int i = 1; i <= 3; ++i) {
+        swap_in(*bed, "health-node0" + std::to_string(i) + ".yaml", netdev_config(1500));
+    }
+    bed->write("etc/health.env", "PREFLIGHT_AGENT=" + k_agent +
+                                     "\nPREFLIGHT_CONFIG=" + bed->base() +
+                                     "/health-$SLURMD_NODENAME.yaml\nPREFLIGHT_BUDGET_S=5\n");
+    ASSERT_EQ(
+        bed->head({"scontrol", "update", "NodeName=node02", "State=DRAIN", "Reason=RMA 1234 (ops)"})
+            .exit_code,
+        0);
+    ASSERT_EQ(bed->head({"scontrol", "update", "NodeName=node02", "State=RESUME"}).exit_code, 0);
+    ASSERT_TRUE(wait_until([&] { return bed->state("node02") == "IDLE"; }, 15))
+        << bed->scontrol_show_node("node02");
+    EXPECT_EQ(bed->reason("node02"), bed->keeps_reason_after_resume() ? "RMA 1234 (ops)" : "")
+        << bed->scontrol_show_node("node02");
+
+    swap_in(*bed, "health-node02.yaml", netdev_config(9000));
+    ASSERT_TRUE(wait_until([&] { return drained(*bed, "node02"); }, 6 * k_interval_s))
+        << bed->scontrol_show_node("node02") << slurp(logs + "/health-node02.log");
+    EXPECT_EQ(bed->reason("node02"), "preflight: config mismatch");
+    EXPECT_EQ(comment(*bed, "node02"),
+              "preflight: link.netdev eth0: mtu 1500 != expected 9000 run=health");
+    EXPECT_EQ(slurp(logs + "/health-node02.log").find("someone else's"), std::string::npos)
+        << slurp(logs + "/health-node02.log");
+    for (const char* node : {"node01", "node03"}) {
+        EXPECT_EQ(bed->state(node), "IDLE") << node;
+    }
 }
 
 TEST_F(SlurmHealth, EpilogDrainsTheNodeAJobBrokeWithOurReasonAndAlwaysExitsZero) {

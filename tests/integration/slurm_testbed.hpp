@@ -2,13 +2,20 @@
 // hosts (tc-shaped links), scripts/testbed/slurm_up.sh starts munged, slurmctld (in the head
 // namespace) and one slurmd per host namespace. The destructor stops the daemons by PID
 // (slurm_down.sh) and removes the fabric, also when a test failed.
+// With PREFLIGHT_SLURM_ROOTFS=DIR (a rootfs of scripts/testbed/slurm_rootfs.sh: Slurm 24.11 or
+// 26.05) the same tests run against that Slurm: the daemons run chrooted there (slurm_up.sh
+// SLURM_ROOTFS), the agent's missing libraries are copied in, and the rootfs's client wrappers
+// come first on this process's PATH, so that the tests, `preflight` and the agents all use them.
 #pragma once
 
 #include <unistd.h>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -32,13 +39,71 @@ inline bool have_program(const std::string& name) {
     return false;
 }
 
+// PREFLIGHT_SLURM_ROOTFS: the rootfs whose Slurm the tests run against; "" for the host's.
+inline std::string slurm_rootfs() {
+    const char* dir = std::getenv("PREFLIGHT_SLURM_ROOTFS");
+    return dir == nullptr ? std::string() : std::string(dir);
+}
+
+// With a rootfs, puts its client wrappers first on PATH (once; before any child is started), so
+// that every `scontrol`, `srun`, `sinfo`, ... of the tests, of `preflight` and of the agents (srun
+// passes PATH on to its tasks) is that Slurm's. "" when done, else why it cannot be.
+inline std::string use_slurm_clients() {
+    static std::once_flag once;
+    static std::string why;
+    std::call_once(once, [] {
+        const std::string root = slurm_rootfs();
+        if (root.empty()) {
+            return;
+        }
+        const std::string bin = root + "/preflight/bin";
+        if (!std::filesystem::exists(bin + "/scontrol")) {
+            why = "PREFLIGHT_SLURM_ROOTFS=" + root +
+                  " is not a rootfs of scripts/testbed/slurm_rootfs.sh (no preflight/bin/scontrol)";
+            return;
+        }
+        const char* path = std::getenv("PATH");
+        const std::string value = bin + ":" + (path == nullptr ? "/usr/bin:/bin" : path);
+        ::setenv("PATH", value.c_str(), 1);
+        // The build (its agent) at the same path inside the rootfs (rootfs_exec.sh binds the
+        // repository itself; a build directory may lie elsewhere).
+        ::setenv("PREFLIGHT_ROOTFS_BINDS", PREFLIGHT_BINARY_DIR, 0);
+    });
+    return why;
+}
+
+// Which Slurm the tests use, e.g. "slurm 24.11.5-4+deb13u1 (PREFLIGHT_SLURM_ROOTFS=/tmp/x)".
+inline std::string slurm_under_test() {
+    const std::string root = slurm_rootfs();
+    if (root.empty()) {
+        return "the host's Slurm";
+    }
+    std::ifstream in(root + "/etc/preflight-slurm-version");
+    std::string version;
+    std::getline(in, version);
+    return version + " (PREFLIGHT_SLURM_ROOTFS=" + root + ")";
+}
+
 // Why the Slurm test bed cannot run here ("" when it can).
 inline std::string why_no_slurm() {
     if (::geteuid() != 0) {
         return "needs root (network namespaces, slurmd)";
     }
-    for (const char* p :
-         {"ip", "tc", "munged", "slurmctld", "slurmd", "scontrol", "srun", "sbatch"}) {
+    for (const char* p : {"ip", "tc"}) {
+        if (!have_program(p)) {
+            return std::string(p) + " is not installed (bash scripts/install_deps.sh)";
+        }
+    }
+    if (const std::string root = slurm_rootfs(); !root.empty()) {
+        for (const char* p : {"/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd",
+                              "/usr/bin/scontrol", "/usr/bin/srun", "/usr/bin/sbatch"}) {
+            if (!std::filesystem::exists(root + p)) {
+                return "PREFLIGHT_SLURM_ROOTFS=" + root + " has no " + p;
+            }
+        }
+        return use_slurm_clients();
+    }
+    for (const char* p : {"munged", "slurmctld", "slurmd", "scontrol", "srun", "sbatch"}) {
         if (!have_program(p)) {
             return std::string(p) + " is not installed (bash scripts/install_deps.sh)";
         }
@@ -88,6 +153,10 @@ class SlurmTestbed {
                   {"PREFLIGHT_PROLOG", spec.prolog ? "1" : "0"}};
         if (spec.gpus_per_node > 0) {
             po.env["GPUS_PER_NODE"] = std::to_string(spec.gpus_per_node);
+        }
+        if (const std::string root = slurm_rootfs(); !root.empty()) {
+            po.env["SLURM_ROOTFS"] = root;
+            po.env["ROOTFS_BINARIES"] = rootfs_binaries();
         }
         auto up = core::run_process({"bash", k_scripts + "/slurm_up.sh"}, po);
         if (!up || !up->ok()) {
@@ -159,6 +228,36 @@ class SlurmTestbed {
         return text.substr(at + 7, text.find(' ', at + 7) - at - 7);
     }
 
+    // argv as slurmd would start it (a prolog run by hand): inside the rootfs when there is one.
+    std::vector<std::string> as_slurmd(const std::vector<std::string>& argv) const {
+        if (slurm_rootfs().empty()) {
+            return argv;
+        }
+        std::vector<std::string> out = {k_scripts + "/rootfs_exec.sh", slurm_rootfs()};
+        out.insert(out.end(), argv.begin(), argv.end());
+        return out;
+    }
+
+    // Slurm's version as major * 100 + minor (2205, 2411, 2605); 0 when unreadable.
+    int version() const {
+        const std::string text = head({"scontrol", "--version"}).output;  // "slurm-wlm 24.11.5"
+        const auto space = text.find(' ');
+        int major = 0;
+        int minor = 0;
+        if (space == std::string::npos ||
+            std::sscanf(text.c_str() + space + 1, "%d.%d", &major, &minor) != 2) {
+            return 0;
+        }
+        return major * 100 + minor;
+    }
+
+    // Slurm 23.11 to 25.11 without accounting keep a node's Reason after State=RESUME (until a
+    // job runs there); 22.05 and 26.05 clear it (tests/fixtures/slurm/24.11, 26.05).
+    bool keeps_reason_after_resume() const {
+        const int v = version();
+        return v >= 2311 && v <= 2511;
+    }
+
     // Sets a host's eth0 MTU (a node-local check then fails or passes).
     void set_mtu(int host, int mtu) const {
         auto r = core::run_process({"ip", "-n", m_fabric->hosts().at(host - 1).netns, "link", "set",
@@ -171,6 +270,20 @@ class SlurmTestbed {
     }
 
   private:
+    // What must run inside the rootfs: the agent and its GPU and MPI modules, and `preflight`
+    // (salloc runs its command there).
+    static std::string rootfs_binaries() {
+        std::string out = k_agent + " " + k_preflight;
+        const std::filesystem::path modules = std::string(PREFLIGHT_BINARY_DIR) + "/lib/preflight";
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(modules, ec)) {
+            if (entry.path().extension() == ".so") {
+                out += " " + entry.path().string();
+            }
+        }
+        return out;
+    }
+
     std::string m_base;
     std::string m_head;
     std::string m_conf;

@@ -1,9 +1,10 @@
-// Preflight against a real Slurm 22.05 (slurmctld, one slurmd per namespace host, munge, real
-// srun/sbatch/scontrol) on a tc-shaped namespace fabric: `run --launcher slurm` drains exactly the
-// degraded node and only with --apply, certification resumes what passes and never an operator's
-// drain, the prolog drains a node whose local check fails (fixed reason, figures in Comment) and
-// leaves an operator's drain alone, its circuit breaker refuses past the cap, the job-start
-// wrapper ends with the user's command on healthy nodes only.
+// Preflight against a real Slurm 22.05, or 24.11 and 26.05 with PREFLIGHT_SLURM_ROOTFS (slurmctld,
+// one slurmd per namespace host, munge, real srun/sbatch/scontrol) on a tc-shaped namespace fabric:
+// `run --launcher slurm` drains exactly the degraded node and only with --apply, certification
+// resumes what passes and never an operator's drain, the prolog drains a node whose local check
+// fails (fixed reason, figures in Comment) and leaves an operator's drain alone, its circuit
+// breaker refuses past the cap, the job-start wrapper ends with the user's command on healthy nodes
+// only.
 #include <signal.h>
 
 #include <algorithm>
@@ -417,10 +418,11 @@ TEST_F(SlurmBed, PrologLeavesAnOperatorsDrainAloneAndItsBreakerRefusesPastTheCap
     // Through slurm/prolog.sh: the refusal is logged and the job is allowed (exit 0).
     bed->write("prolog.env", "PREFLIGHT_AGENT=" + k_agent + "\nPREFLIGHT_CONFIG=" + bed->base() +
                                  "/mtu9000.yaml\nPREFLIGHT_LOG_DIR=" + bed->base() + "/prolog\n");
-    auto prolog = bed->head({"env", "SLURMD_NODENAME=node04", "SLURM_JOB_ID=77",
-                             "PREFLIGHT_PROLOG_ENV=" + bed->base() + "/prolog.env", "bash",
-                             std::string(PREFLIGHT_SOURCE_DIR) + "/slurm/prolog.sh"},
-                            60);
+    auto prolog =
+        bed->head(bed->as_slurmd({"env", "SLURMD_NODENAME=node04", "SLURM_JOB_ID=77",
+                                  "PREFLIGHT_PROLOG_ENV=" + bed->base() + "/prolog.env", "bash",
+                                  std::string(PREFLIGHT_SOURCE_DIR) + "/slurm/prolog.sh"}),
+                  60);
     EXPECT_EQ(prolog.exit_code, 0) << prolog.output;
     EXPECT_EQ(bed->reason("node04"), "");
     const std::string log = slurp(bed->base() + "/prolog/prolog-node04.log");

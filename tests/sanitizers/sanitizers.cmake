@@ -3,9 +3,10 @@
 # `ctest --test-dir build-asan` and scripts/test.sh all run the tests the same way. Child processes
 # (the controller, agents, mpirun) inherit the environment, so they run with the same options.
 #
-# preflight_sanitizer_properties(<test executable> <label>) adds, in a sanitizer build, a CTest
-# include file that sets ENVIRONMENT (and, under TSan, the `tsan` label) on every test that
-# gtest_discover_tests found in that executable. gtest_discover_tests(PROPERTIES) cannot carry
+# preflight_sanitizer_properties(<test executable> <label> [<more labels>...]) adds, in a sanitizer
+# build, a CTest include file that sets ENVIRONMENT (and, under TSan, the `tsan` label) on every
+# test that gtest_discover_tests found in that executable; with more labels, in any build, that
+# file sets them too. gtest_discover_tests(PROPERTIES) cannot carry
 # these: it splits list values such as two environment variables into separate arguments.
 
 set(_pf_san_dir ${CMAKE_CURRENT_LIST_DIR})
@@ -36,11 +37,12 @@ function(preflight_sanitizer_properties name label)
   if(name IN_LIST PREFLIGHT_TSAN_TESTS)
     add_dependencies(tsan_tests ${name})
   endif()
-  if(NOT _pf_sanitize)
+  # More labels (ARGN, e.g. `slurm`) need the include file in every build.
+  if(NOT _pf_sanitize AND NOT ARGN)
     return()
   endif()
   set(env "")
-  set(labels ${label})
+  set(labels ${label} ${ARGN})
   if(_pf_sanitize MATCHES "address")
     set(asan "${_pf_asan_options}")
     if(name MATCHES "^(mpi_bootstrap_test|slurm_mpi_test)$")

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/standalone_health.hpp"
+#include "tests/unit/saved_scontrol.hpp"
 
 namespace preflight::agent {
 namespace {
@@ -183,6 +184,29 @@ TEST_F(Health, SomeoneElsesDrainAndOtherPreflightDrainsAreNeverResumed) {
     EXPECT_TRUE(slurm.updates.empty());
     EXPECT_EQ(slurm.nodes["node03"].reason, "RMA 1234");
     EXPECT_EQ(slurm.nodes["node04"].reason, "preflight: busbw low");
+}
+
+// Slurm 24.11 keeps an operator's old Reason on a node they resumed (State=IDLE; the real `scontrol
+// show node -o` of tests/fixtures/slurm/24.11). A health check that finds that node failing drains
+// it: the old reason marks nothing, and left in service the node would take the next job.
+TEST_F(Health, AFailingNodeWithAnOldReasonKeptAfterAResumeIsDrained) {
+    preflight::testing::SavedScontrol saved(
+        preflight::testing::slurm_fixture("24.11/show_node_o_owned_foreign_resumed.txt"));
+    StandaloneOutcome o;
+    core::CheckResult r;
+    r.check = "link.netdev";
+    r.verdict = core::Verdict::fail;
+    r.detail = "eth0: mtu 1400 != expected 1500";
+    o.results = {r};
+    judge_standalone(o, core::EvaluationConfig{}, {}, "");
+    EXPECT_EQ(apply_health(o, "node02", true, options, actions, saved), 1);
+    EXPECT_EQ(o.health.value("action", std::string()), "drained") << o.health.dump();
+    ASSERT_EQ(saved.updates.size(), 1u);
+    // Drained with our reason; the operator's Comment (asset tag 7781) is kept.
+    EXPECT_EQ(saved.updates[0],
+              (std::vector<std::string>{"scontrol", "update", "NodeName=node02", "State=DRAIN",
+                                        "Reason=preflight: config mismatch"}));
+    EXPECT_EQ(state().drained_reason, "preflight: config mismatch");
 }
 
 TEST_F(Health, TheNodeIsReadAgainRightBeforeTheResume) {

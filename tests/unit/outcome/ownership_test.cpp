@@ -65,8 +65,22 @@ TEST(SlurmParse, DrainedOrDownWithoutAReasonIsSomeoneElses) {
     EXPECT_NE(foreign_mark(n), "");
     n.state = "IDLE";
     EXPECT_EQ(foreign_mark(n), "");
-    n.reason = "reboot requested";  // a reason set on a node that is not drained
-    EXPECT_NE(foreign_mark(n), "");
+    // A reason on a node in service marks nothing: Slurm 23.11 to 25.11 keep an operator's old
+    // reason on a node they resumed (tests/fixtures/slurm/24.11, slurm_versions_test).
+    n.reason = "reboot requested";
+    EXPECT_EQ(foreign_mark(n), "");
+    EXPECT_FALSE(marked_by_us(n));
+    n.reason = "preflight: busbw low";
+    EXPECT_FALSE(marked_by_us(n));
+    for (const char* state : {"MIXED+DRAIN", "IDLE+DRAINED", "ALLOCATED+DRAINING", "DOWN",
+                              "IDLE+FAIL", "MIXED+FAILING"}) {
+        n.state = state;
+        n.reason = "reboot requested";
+        EXPECT_NE(foreign_mark(n), "") << state;
+        n.reason = "preflight: busbw low";
+        EXPECT_EQ(foreign_mark(n), "") << state;
+        EXPECT_TRUE(marked_by_us(n)) << state;
+    }
 }
 
 TEST(SlurmMarkCount, CountsOurDrainsInThePartitionAndTheNodeItself) {
