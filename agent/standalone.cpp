@@ -120,49 +120,8 @@ void print_memory(const StandaloneOutcome& outcome) {
 
 }  // namespace
 
-outcome::DrainOutcome drain_for_prolog(StandaloneOutcome& outcome, const std::string& node,
-                                       const std::string& run, const StandaloneOptions& options,
-                                       const core::ActionsConfig& actions,
-                                       core::CommandRunner& runner) {
-    if (outcome.drain_reason.empty()) {
-        outcome.drain_reason = std::string(outcome::fixed_reason(outcome.finding));
-    }
-    outcome::BreakerPolicy policy = outcome::breaker_policy(actions, options.force);
-    if (options.max_action_fraction) {
-        policy.max_fraction = *options.max_action_fraction;
-    }
-    if (options.max_actions) {
-        policy.max_actions = *options.max_actions;
-    }
-    outcome::Action action;
-    action.node = node;
-    action.kind = "drain";
-    action.sink = "slurm";
-    action.reason = outcome.drain_reason;
-    action.argv = outcome::slurm_drain_argv(options.scontrol, node, outcome.drain_reason,
-                                            outcome.drain_comment);
-    const outcome::SlurmClient client{runner, options.scontrol, std::chrono::seconds(10)};
-    const auto result = outcome::apply_slurm_drain(action, client, policy);
-    switch (result) {
-        case outcome::DrainOutcome::drained:
-            outcome.drain_outcome = "drained";
-            break;
-        case outcome::DrainOutcome::left_alone:
-            outcome.drain_outcome = "left_alone";
-            break;
-        case outcome::DrainOutcome::refused:
-            outcome.drain_outcome = "refused";
-            break;
-        case outcome::DrainOutcome::failed:
-            outcome.drain_outcome = "failed";
-            break;
-    }
-    outcome.drain_error = action.error;
-    spdlog::debug("prolog {} ({}): {}", node, run, outcome.drain_outcome);
-    return result;
-}
-
-int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner) {
+int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner,
+                   const StandaloneHooks& hooks) {
     const auto start = Clock::now();
     const std::string node = options.node.empty() ? default_node_name() : options.node;
     if (node.empty()) {
@@ -203,11 +162,17 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         std::fprintf(stderr, "preflight-agent: --resume-after must be >= 1\n");
         return 2;
     }
+    if ((health && (!hooks.lock_health || !hooks.apply_health)) ||
+        (options.drain && !hooks.drain)) {
+        std::fprintf(stderr, "preflight-agent: %s needs the Slurm integration, not in this build\n",
+                     health ? "--profile health" : "--drain");
+        return 2;
+    }
     // slurmd starts a health check every interval whatever the last one is doing: one at a time
     // per node, or two runs would count the same passes and race on the state file.
     core::UniqueFd health_lock;
     if (health) {
-        auto lock = lock_health_state(options.state_dir, node);
+        auto lock = hooks.lock_health(options.state_dir, node);
         if (!lock && lock.error().message == "busy") {
             std::fprintf(stderr,
                          "preflight health %s: another health check of this node is still "
@@ -327,7 +292,7 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
     outcome.profile = options.profile;
     const bool blocked = outcome.verdict == core::Verdict::error && rc != 0;
     if (health) {
-        const int hrc = apply_health(outcome, node, sig == 0, options, cfg.actions, runner);
+        const int hrc = hooks.apply_health(outcome, node, sig == 0, options, cfg.actions, runner);
         rc = sig != 0 ? rc : hrc;
     } else if (sig == 0 && (outcome.verdict == core::Verdict::fail || blocked)) {
         if (blocked) {
@@ -342,8 +307,7 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
             }
         }
         describe_drain(outcome, run);
-        if (options.drain && drain_for_prolog(outcome, node, run, options, cfg.actions, runner) ==
-                                 outcome::DrainOutcome::refused) {
+        if (options.drain && hooks.drain(outcome, node, run, options, cfg.actions, runner)) {
             rc = core::to_int(core::ExitCode::breaker);
         }
     }

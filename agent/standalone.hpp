@@ -26,7 +26,6 @@
 #include "core/process.hpp"
 #include "core/unique_fd.hpp"
 #include "outcome/reasons.hpp"
-#include "outcome/slurm_sink.hpp"
 #include "plugins/exec_policy.hpp"
 
 namespace preflight::agent {
@@ -136,32 +135,32 @@ std::string termination_message(const std::string& node, const StandaloneOutcome
 // reasons and " run=<run>", sanitized for the node's Comment).
 void describe_drain(StandaloneOutcome& outcome, const std::string& run);
 
-// Drains `node` for a failed (or blocked) prolog through outcome::apply_slurm_drain with the fixed
-// reason of outcome.finding and the figures as Comment; sets drain_* in outcome. The policy is the
-// run configuration's breaker with the options' overrides.
-outcome::DrainOutcome drain_for_prolog(StandaloneOutcome& outcome, const std::string& node,
-                                       const std::string& run, const StandaloneOptions& options,
-                                       const core::ActionsConfig& actions,
-                                       core::CommandRunner& runner);
-
-// --profile health (agent/standalone_health.cpp; its state file in standalone_health.hpp). Takes
-// <state_dir>/health-<node>.lock (flock, not blocking). Error "busy" when another run holds
-// it; any other error names the path.
-core::Result<core::UniqueFd> lock_health_state(const std::string& state_dir,
-                                               const std::string& node);
-
-// Counts, drains and resumes after the checks of one health run (outcome judged; judged false when
-// the run was interrupted) and saves the state (a state that cannot be saved is logged: the next
-// run counts from 0 and resumes nothing). Fills outcome.health. Returns the exit code: 0 pass or
-// could not judge, 1 fail, 3 the circuit breaker refused to drain.
-int apply_health(StandaloneOutcome& outcome, const std::string& node, bool judged,
-                 const StandaloneOptions& options, const core::ActionsConfig& actions,
-                 core::CommandRunner& runner);
+// What a scheduler adds to a standalone run (integrations/slurm/slurm_standalone.hpp: the
+// prolog's drain and the health check). An empty hook: that part is not in this build.
+struct StandaloneHooks {
+    // Marks the node after a failed (or blocked) run with --drain: fills outcome.drain_*; true
+    // when the circuit breaker refused (exit 3).
+    std::function<bool(StandaloneOutcome& outcome, const std::string& node, const std::string& run,
+                       const StandaloneOptions& options, const core::ActionsConfig& actions,
+                       core::CommandRunner& runner)>
+        drain;
+    // --profile health: takes the node's health-check lock (held until the run ends; error
+    // "busy" when another run holds it), then after the checks counts, drains and resumes
+    // (judged false when the run was interrupted) and gives the exit code.
+    std::function<core::Result<core::UniqueFd>(const std::string& state_dir,
+                                               const std::string& node)>
+        lock_health;
+    std::function<int(StandaloneOutcome& outcome, const std::string& node, bool judged,
+                      const StandaloneOptions& options, const core::ActionsConfig& actions,
+                      core::CommandRunner& runner)>
+        apply_health;
+};
 
 // Runs the profile. Exit code (core::ExitCode): 0 pass (or could not judge, unless on_error is
 // block: a hung or crashed check never drains a node), 1 fail (and drained when asked, or left
 // alone when someone else marked the node), 2 usage/config error, 3 the circuit breaker refused to
 // drain, 4 could not judge with on_error block.
-int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner);
+int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner,
+                   const StandaloneHooks& hooks = {});
 
 }  // namespace preflight::agent

@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "controller/launch/k8s_job_launcher.hpp"
 #include "core/protocol.hpp"
-#include "outcome/k8s/client.hpp"
-#include "outcome/k8s/node_sink.hpp"
+#include "integrations/k8s/client.hpp"
+#include "integrations/k8s/k8s_job_launcher.hpp"
+#include "integrations/k8s/node_sink.hpp"
 
 namespace {
 

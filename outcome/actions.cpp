@@ -12,7 +12,8 @@
 
 namespace preflight::outcome {
 
-void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
+void plan_actions(RunReport& report, const core::ActionsConfig& cfg,
+                  std::span<ActionSink* const> sinks) {
     report.actions.clear();
 
     std::vector<std::string> targets;
@@ -30,21 +31,20 @@ void plan_actions(RunReport& report, const core::ActionsConfig& cfg) {
         failed.insert(node.name);
         const std::string reason = reason_for(node);
         const std::string figures = figures_for(node, report.run_id);
-        const NodeCheck* failing = first_failing_check(node);
         for (const auto& target : targets) {
             Action a;
             a.node = node.name;
             a.reason = reason;
             a.sink = target;
-            if (target == "slurm") {
-                a.kind = "drain";
-                a.argv = slurm_drain_argv(cfg.scontrol, node.name, reason, figures);
-            } else if (target == "k8s") {
-                a.kind = "taint";
-                a.patch = {{"spec",
-                            {{"taints",
-                              nlohmann::json::array({degraded_taint(
-                                  failing != nullptr ? failing->check : std::string_view())})}}}};
+            const ActionSink* sink = nullptr;
+            for (const ActionSink* s : sinks) {
+                if (s != nullptr && s->name() == target) {
+                    sink = s;
+                }
+            }
+            if (sink != nullptr) {
+                a.kind = std::string(sink->kind());
+                sink->plan(a, node, figures);
             } else {
                 // Config validation should have refused this; say so rather than drop the node.
                 a.kind = "none";

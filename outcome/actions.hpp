@@ -11,7 +11,6 @@
 #include "core/config.hpp"
 #include "core/exit_code.hpp"
 #include "core/process.hpp"
-#include "outcome/action_commands.hpp"
 #include "outcome/breaker.hpp"
 #include "outcome/reasons.hpp"
 #include "outcome/run_report.hpp"
@@ -22,18 +21,16 @@ namespace preflight::outcome {
 inline constexpr std::string_view k_breaker_error = "circuit breaker tripped";
 
 // Replaces report.actions and report.breaker. For every node whose verdict is fail and every
-// target:
-//  - slurm: kind "drain", argv slurm_drain_argv(scontrol, node, reason_for(node),
-//           figures_for(node, run_id)) (the figures in the node's Comment);
-//  - k8s:   kind "taint", patch {"spec":{"taints":[degraded_taint(<failing check>)]}}.
-//           spec.taints is replaced wholesale by a merge patch, so the k8s sink must read the node
-//           and merge this entry into its existing taints before sending it;
-//  - any other target: an action with kind "none" and an error naming the unknown target.
+// target in cfg.targets: an action for that target's sink (Action::kind its kind(), its own part
+// filled by its plan(): the scontrol argv with the fixed reason and the figures as Comment for
+// slurm, the Node patch with preflight's taint for k8s); a target with no sink among `sinks`: an
+// action with kind "none" and an error naming the unknown target.
 // The circuit breaker trips when the failed nodes outnumber allowed_actions (breaker.hpp):
 // max(min_actions, floor(max_action_fraction * nodes)), at most max_actions; the actions are still
 // planned (never on reference nodes, which the breaker does not count either) but carry the error
 // "circuit breaker tripped" and are never applied.
-void plan_actions(RunReport& report, const core::ActionsConfig& cfg);
+void plan_actions(RunReport& report, const core::ActionsConfig& cfg,
+                  std::span<ActionSink* const> sinks);
 
 // With --force: a tripped breaker is overridden — its refusal is lifted from the actions, the
 // breaker is marked forced and its message says so (the report keeps both). Nothing otherwise.

@@ -2,32 +2,29 @@
 
 #include <utility>
 
-#include "outcome/k8s/node_sink.hpp"
-#include "outcome/slurm_sink.hpp"
-
 namespace preflight::outcome {
 
-SlurmSink::SlurmSink(core::CommandRunner& runner, std::chrono::milliseconds timeout,
-                     BreakerPolicy policy)
-    : m_runner(runner), m_timeout(timeout), m_policy(policy) {}
-
-void SlurmSink::apply(const RunReport& /*report*/, Action& action) {
-    apply_slurm_drain(
-        action,
-        SlurmClient{m_runner, action.argv.empty() ? "scontrol" : action.argv.front(), m_timeout},
-        m_policy);
+std::vector<std::unique_ptr<ActionSink>> make_sinks(const SinkTable& table,
+                                                    const SinkContext& context) {
+    std::vector<std::unique_ptr<ActionSink>> out;
+    for (const auto& entry : table) {
+        if (auto sink = entry.make(context)) {
+            out.push_back(std::move(sink));
+        }
+    }
+    return out;
 }
 
-K8sSink::K8sSink(K8sActionSink apply_one) : m_apply_one(std::move(apply_one)) {}
-
-K8sSink::K8sSink(const core::KubernetesConfig& cfg) : m_apply_one(k8s::make_action_sink(cfg)) {}
-
-void K8sSink::apply(const RunReport& report, Action& action) {
-    m_apply_one(report, action);
+std::vector<ActionSink*> sink_pointers(const std::vector<std::unique_ptr<ActionSink>>& sinks) {
+    std::vector<ActionSink*> out;
+    for (const auto& s : sinks) {
+        out.push_back(s.get());
+    }
+    return out;
 }
 
-PlanOnlySink::PlanOnlySink(std::string name, std::string why)
-    : m_name(std::move(name)), m_why(std::move(why)) {}
+PlanOnlySink::PlanOnlySink(std::string name, std::string kind, std::string why)
+    : m_name(std::move(name)), m_kind(std::move(kind)), m_why(std::move(why)) {}
 
 void PlanOnlySink::apply(const RunReport& /*report*/, Action& action) {
     action.applied = false;
@@ -55,17 +52,6 @@ void apply_actions(RunReport& report, std::span<ActionSink* const> sinks) {
             a.error = "no sink for '" + a.sink + "'";
         }
     }
-}
-
-void apply_actions(RunReport& report, core::CommandRunner& runner,
-                   std::chrono::milliseconds timeout, const K8sActionSink& k8s_sink,
-                   const BreakerPolicy& policy) {
-    SlurmSink slurm(runner, timeout, policy);
-    K8sSink k8s(k8s_sink);
-    PlanOnlySink k8s_unconfigured("k8s", std::string(k_k8s_unavailable));
-    ActionSink* const sinks[] = {&slurm, k8s_sink ? static_cast<ActionSink*>(&k8s)
-                                                  : static_cast<ActionSink*>(&k8s_unconfigured)};
-    apply_actions(report, sinks);
 }
 
 }  // namespace preflight::outcome

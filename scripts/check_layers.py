@@ -18,7 +18,10 @@ import sys
 
 # Folder -> the folders it may depend on (besides itself). Order of the layers, bottom up:
 # core <- plugins, outcome <- ledger <- agent, controller/net, controller/launch <- controller/run
-# <- testbed <- controller/cli.
+# <- controller/commands <- integrations/<scheduler> (the wings) <- integrations (the registry)
+# <- agent/app, controller/cli (the command lines); testbed <- controller/cli.
+_GENERIC = ["core", "plugins", "outcome", "ledger", "agent", "controller/net", "controller/launch",
+            "controller/run", "controller/commands"]
 LAYERS = {
     "core": [],
     "plugins": ["core"],
@@ -29,10 +32,18 @@ LAYERS = {
     "controller/launch": ["core", "outcome"],
     "controller/run": ["core", "plugins", "outcome", "ledger", "controller/net",
                        "controller/launch"],
+    "controller/commands": ["core", "plugins", "outcome", "ledger", "agent", "controller/net",
+                            "controller/launch", "controller/run"],
+    # The wings: each scheduler over the generic layers, never over another wing.
+    "integrations/slurm": _GENERIC,
+    "integrations/k8s": _GENERIC,
+    "integrations/ssh": _GENERIC,
+    # The registry: the one list of wings, the only way the command lines reach them.
+    "integrations": _GENERIC + ["integrations/slurm", "integrations/k8s", "integrations/ssh"],
     "testbed": ["core", "plugins", "outcome", "ledger", "controller/net", "controller/launch",
                 "controller/run"],
-    "controller/cli": ["core", "plugins", "outcome", "ledger", "controller/net",
-                       "controller/launch", "controller/run", "testbed"],
+    "agent/app": ["core", "plugins", "outcome", "ledger", "agent", "integrations"],
+    "controller/cli": _GENERIC + ["integrations", "testbed"],
 }
 
 # The CMake target each folder builds.
@@ -46,6 +57,12 @@ TARGETS = {
     "preflight_launch": "controller/launch",
     "preflight_run": "controller/run",
     "preflight_testbed": "testbed",
+    "preflight_commands": "controller/commands",
+    "preflight_slurm": "integrations/slurm",
+    "preflight_k8s": "integrations/k8s",
+    "preflight_ssh": "integrations/ssh",
+    "preflight_integrations": "integrations",
+    "preflight_agent_app": "agent/app",
     "preflight_controller": "controller/cli",
 }
 

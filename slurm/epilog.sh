@@ -45,7 +45,7 @@ case $on_error in
   *) say "PREFLIGHT_ON_ERROR='$on_error' is not allow or block; using block"; on_error=block ;;
 esac
 
-args=(--standalone --profile epilog --node "$node" --budget-s "$budget" --drain --on-error "$on_error"
+args=(standalone --profile epilog --node "$node" --budget-s "$budget" --drain --on-error "$on_error"
       --outcome "$log_dir/epilog-$node.json" --scontrol "${PREFLIGHT_SCONTROL:-scontrol}")
 [[ -n ${PREFLIGHT_CONFIG:-} ]] && args+=(--config "$PREFLIGHT_CONFIG")
 [[ -n ${PREFLIGHT_BASELINE:-} && -r ${PREFLIGHT_BASELINE:-} ]] && args+=(--baseline "$PREFLIGHT_BASELINE")

@@ -52,7 +52,7 @@ if ! [[ $budget =~ ^[0-9]+([.][0-9]+)?$ ]] || (( ${budget%.*} > 50 )); then
   budget=10
 fi
 
-args=(--standalone --profile health --node "$node" --budget-s "$budget"
+args=(standalone --profile health --node "$node" --budget-s "$budget"
       --resume-after "${PREFLIGHT_RESUME_AFTER:-3}" --state-dir "${PREFLIGHT_STATE_DIR:-/var/lib/preflight}"
       --outcome "$log_dir/health-$node.json" --scontrol "${PREFLIGHT_SCONTROL:-scontrol}")
 [[ ${PREFLIGHT_DRAIN:-1} == 1 ]] && args+=(--drain)

@@ -50,7 +50,7 @@ case $on_error in
      on_error=block ;;
 esac
 
-args=(--standalone --profile prolog --node "$node" --budget-s "$budget" --drain --on-error "$on_error"
+args=(standalone --profile prolog --node "$node" --budget-s "$budget" --drain --on-error "$on_error"
       --outcome "$log_dir/prolog-$node.json" --scontrol "${PREFLIGHT_SCONTROL:-scontrol}")
 [[ -n ${PREFLIGHT_CONFIG:-} ]] && args+=(--config "$PREFLIGHT_CONFIG")
 [[ -n ${PREFLIGHT_BASELINE:-} && -r ${PREFLIGHT_BASELINE:-} ]] && args+=(--baseline "$PREFLIGHT_BASELINE")

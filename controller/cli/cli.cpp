@@ -11,14 +11,12 @@
 
 #include "controller/cli/cli_certify.hpp"
 #include "controller/cli/cli_checks.hpp"
-#include "controller/cli/cli_common.hpp"
-#include "controller/cli/cli_gang_gate.hpp"
 #include "controller/cli/cli_inspect.hpp"
 #include "controller/cli/cli_keys.hpp"
 #include "controller/cli/cli_ledger.hpp"
 #include "controller/cli/cli_report.hpp"
-#include "controller/cli/cli_slurm.hpp"
 #include "controller/cli/cli_testbed.hpp"
+#include "controller/commands/commands.hpp"
 #include "controller/run/orchestrator.hpp"
 #include "core/checked_number.hpp"
 #include "core/config.hpp"
@@ -26,6 +24,7 @@
 #include "core/inventory.hpp"
 #include "core/log.hpp"
 #include "core/process.hpp"
+#include "integrations/registry.hpp"
 #include "outcome/report/renderers.hpp"
 #include "outcome/report/terminal.hpp"
 #include "plugins/check.hpp"
@@ -70,10 +69,10 @@ struct RunArgs {
     std::string ledger;       // --ledger: overrides ledger.url
     std::string ledger_kind;  // --ledger-kind: overrides ledger.kind
     double budget_s = 0.0;    // --budget-s
-    SlurmLaunchOptions slurm;
 };
 
-int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
+int do_run(const RunArgs& args, const std::vector<integrations::Integration>& all,
+           const std::string& log_level, bool log_json) {
     RunOptions options;
     try {
         auto catalog = plugins::param_catalog();
@@ -120,10 +119,18 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
     options.log_json = log_json;
     options.progress = !args.no_progress;
     options.interrupted = &g_interrupted;
-    options.slurm = args.slurm;
+    options.launchers = integrations::launchers(all);
+    options.sinks = integrations::sinks(all);
+    for (const auto& in : all) {
+        if (in.before_run) {
+            if (auto rc = in.before_run(options, args.dry_run)) {
+                return *rc;
+            }
+        }
+    }
     if (args.dry_run) {
-        // Nothing is asked of the cluster: the nodes need not exist yet, Slurm need not answer.
-        options.slurm.from_environment();
+        // Nothing is asked of the cluster: the nodes need not exist yet, the scheduler need not
+        // answer.
         try {
             std::cout << dry_run_preflight(options) << std::flush;
         } catch (const core::ConfigError& e) {
@@ -131,11 +138,6 @@ int do_run(const RunArgs& args, const std::string& log_level, bool log_json) {
             return core::to_int(core::ExitCode::usage);
         }
         return core::to_int(core::ExitCode::ok);
-    }
-    if (args.launcher == "slurm") {
-        if (auto rc = prepare_slurm_run(options)) {
-            return *rc;
-        }
     }
     install_signal_handlers();
 
@@ -164,6 +166,16 @@ std::string report_file_names() {
 }  // namespace
 
 int preflight_main(int argc, char** argv) {
+    // The schedulers of this build (integrations/registry.hpp): launchers, action targets, their
+    // options and subcommands. Fresh for each command line: the options fill them.
+    const auto all = integrations::make_all();
+    const auto launchers = integrations::launchers(all);
+    std::vector<std::string> launcher_names;
+    std::string launcher_help;
+    for (const auto& l : launchers) {
+        launcher_names.push_back(l.name);
+        launcher_help += (launcher_help.empty() ? "" : "; ") + l.name + ": " + l.summary;
+    }
     CLI::App app{"preflight: validate GPU cluster nodes before a job starts"};
     app.set_version_flag(
         "--version", [] { return plugins::version_report(); },
@@ -184,10 +196,8 @@ int preflight_main(int argc, char** argv) {
     run_cmd->add_option("--reference-nodes", run.reference_nodes,
                         "known-good partners (hostlist): they join the collectives and the "
                         "cohort so that few nodes can be judged, and are never acted on");
-    run_cmd
-        ->add_option("--launcher", run.launcher,
-                     "local, connect, slurm (srun), k8s (Job) or ssh (launch.ssh)")
-        ->check(CLI::IsMember({"local", "connect", "slurm", "k8s", "ssh"}))
+    run_cmd->add_option("--launcher", run.launcher, launcher_help)
+        ->check(CLI::IsMember(launcher_names))
         ->capture_default_str();
     run_cmd->add_option("--config", run.config, "run configuration YAML")->check(CLI::ExistingFile);
     run_cmd->add_option("--report-dir", run.report_dir,
@@ -230,19 +240,28 @@ int preflight_main(int argc, char** argv) {
                      "nodes (needs --ledger or ledger.url); the report lists what was left out "
                      "and when it last ran; a run that reaches the budget stops, inconclusive")
         ->check(finite_number(1, core::k_max_duration_s));
-    add_slurm_run_options(run_cmd, run.slurm);
+    for (const auto& in : all) {
+        if (in.add_run_options) {
+            in.add_run_options(*run_cmd);
+        }
+    }
 
-    const std::vector<SubcommandRun> subcommands = {
-        add_slurm_commands(app),
+    std::vector<SubcommandRun> subcommands = {
         add_keys_commands(app),
         add_report_commands(app),
-        add_certify_command(app),
-        add_gang_gate_command(app),
+        add_certify_command(app, all),
         add_ledger_commands(app),
         add_inspect_command(app),
         add_testbed_commands(app, argv[0]),
         [run_checks = add_checks_command(app)](const std::string&, bool) { return run_checks(); },
     };
+    for (const auto& in : all) {
+        if (in.add_commands) {
+            for (auto& command : in.add_commands(app)) {
+                subcommands.push_back(std::move(command));
+            }
+        }
+    }
     set_exit_code_footer(app);
 
     try {
@@ -264,14 +283,16 @@ int preflight_main(int argc, char** argv) {
         }
     }
     if (run_cmd->parsed()) {
-        if (run.inventory.empty() && run.nodes.empty() && run.launcher == "slurm") {
-            run.nodes = allocation_nodelist();  // inside an allocation: its nodes
+        for (const auto& in : all) {
+            if (run.inventory.empty() && run.nodes.empty() && in.default_nodes) {
+                run.nodes = in.default_nodes(run.launcher);  // e.g. inside an allocation: its nodes
+            }
         }
         if (run.inventory.empty() && run.nodes.empty()) {
             std::fprintf(stderr, "preflight run: give --inventory FILE or --nodes HOSTLIST\n");
             return core::to_int(core::ExitCode::usage);
         }
-        return do_run(run, log_level, log_json);
+        return do_run(run, all, log_level, log_json);
     }
     return core::to_int(core::ExitCode::usage);
 }

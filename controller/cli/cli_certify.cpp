@@ -4,21 +4,17 @@
 #include <cstdio>
 #include <memory>
 
-#include "controller/cli/cli_k8s.hpp"
-#include "controller/cli/cli_slurm.hpp"
 #include "core/exit_code.hpp"
 
 namespace preflight::controller {
 
-SubcommandRun add_certify_command(CLI::App& app) {
+SubcommandRun add_certify_command(CLI::App& app,
+                                  const std::vector<integrations::Integration>& all) {
     auto args = std::make_shared<CertifyArgs>();
     auto* cmd = app.add_subcommand(
         "certify",
         "validate reimaged or drained nodes and return those that pass to service "
         "(Slurm: --nodes; Kubernetes: --k8s)");
-    auto* k8s = cmd->add_flag("--k8s", args->k8s,
-                              "Kubernetes: remove preflight.dev/uncertified:NoSchedule from "
-                              "passing nodes (default: Slurm)");
     cmd->add_option("--nodes", args->nodes,
                     "hostlist of nodes to certify (required for Slurm; --k8s default: the nodes "
                     "tainted preflight.dev/uncertified)");
@@ -36,55 +32,36 @@ SubcommandRun add_certify_command(CLI::App& app) {
                   "the srun step; k8s: the Job as YAML) and run nothing")
         ->excludes(apply);
 
-    // Slurm only.
-    cmd->add_option("--agent", args->agent, "Slurm: preflight-agent path on the nodes")
-        ->excludes(k8s);
-    cmd->add_option("--scontrol", args->scontrol, "Slurm: scontrol path")
-        ->capture_default_str()
-        ->excludes(k8s);
-    cmd->add_option("--srun", args->slurm.srun, "Slurm: srun path")
-        ->capture_default_str()
-        ->excludes(k8s);
-    cmd->add_option("--reservation-minutes", args->minutes,
-                    "Slurm: Duration= of the maintenance reservation")
-        ->check(CLI::Range(1, 1440))
-        ->capture_default_str()
-        ->excludes(k8s);
-    cmd->add_flag("--json", args->json, "Slurm: print the certification report as JSON")
-        ->excludes(k8s);
     cmd->add_option("--ledger", args->ledger,
                     "with --apply, record the validation in this ledger as a certification "
                     "(certified nodes pass, failed ones fail, the rest none; overrides "
                     "ledger.url)");
 
-    // Kubernetes only.
-    cmd->add_option("--report", args->report, "k8s: decide from a saved report.json, no run")
-        ->check(CLI::ExistingFile)
-        ->needs(k8s);
-    cmd->add_option("--launcher", args->launcher, "k8s: k8s, local or connect")
-        ->check(CLI::IsMember({"k8s", "local", "connect"}))
-        ->capture_default_str()
-        ->needs(k8s);
-    cmd->add_option("--listen", args->listen, "k8s: address to listen on")->needs(k8s);
-    cmd->add_option("--port", args->port, "k8s: port to listen on")->needs(k8s);
-    cmd->add_option("--secret-file", args->secret_file,
-                    "k8s: cluster secret for --launcher connect")
-        ->needs(k8s);
+    // Each scheduler's own options (Kubernetes' --k8s chooses its flow; Slurm's is the default).
+    for (const auto& in : all) {
+        if (in.add_certify_options) {
+            in.add_certify_options(*cmd);
+        }
+    }
 
-    return [cmd, args](const std::string& log_level, bool log_json) -> std::optional<int> {
+    std::vector<std::function<std::optional<int>(const CertifyArgs&, const std::string&, bool)>>
+        flows;
+    for (const auto& in : all) {
+        if (in.certify) {
+            flows.push_back(in.certify);
+        }
+    }
+    return [cmd, args, flows](const std::string& log_level, bool log_json) -> std::optional<int> {
         if (!cmd->parsed()) {
             return std::nullopt;
         }
-        if (args->k8s) {
-            return certify_k8s_main(*args, log_level, log_json);
+        for (const auto& flow : flows) {
+            if (auto rc = flow(*args, log_level, log_json)) {
+                return rc;
+            }
         }
-        if (args->nodes.empty()) {
-            std::fprintf(stderr,
-                         "preflight certify: give --nodes HOSTLIST (Slurm) or --k8s "
-                         "(Kubernetes)\n");
-            return core::to_int(core::ExitCode::usage);
-        }
-        return certify_slurm_main(*args, log_level, log_json);
+        std::fprintf(stderr, "preflight certify: no scheduler integration in this build\n");
+        return core::to_int(core::ExitCode::usage);
     };
 }
 

@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "controller/cli/cli_common.hpp"
+#include "controller/commands/commands.hpp"
 
 namespace preflight::controller {
 

@@ -8,7 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "controller/cli/cli_common.hpp"
+#include "controller/commands/commands.hpp"
 #include "core/exit_code.hpp"
 #include "core/hostlist.hpp"
 #include "ledger/ledger.hpp"
@@ -234,26 +234,6 @@ SubcommandRun add_ledger_commands(CLI::App& app) {
                     return run_ledger(sub->get_name(), *args);
             return core::to_int(core::ExitCode::usage);
         };
-}
-
-void record_certification(const std::string& url, const outcome::RunReport& validation,
-                          const std::map<std::string, core::Verdict>& decided,
-                          const core::LedgerConfig& cfg, const std::string& report_path) {
-    ledger::RecordOptions how;
-    how.kind = ledger::k_kind_certify;
-    how.certify_by_verdict = false;  // only the nodes decided; the rest: no certification
-    how.recorded_by = "preflight certify";
-    how.certifications = decided;
-    try {
-        auto l = ledger::Ledger::open(url, cfg.connect_timeout_s);
-        const auto s = l->record(validation, how);
-        spdlog::info("ledger {}: {} certifications recorded", l->describe(), s.certifications);
-    } catch (const ledger::DbError& e) {
-        spdlog::error(
-            "{}: the certification stands; record it later with `preflight ledger import --kind "
-            "certify {}`",
-            e.what(), report_path);
-    }
 }
 
 }  // namespace preflight::controller

@@ -7,22 +7,13 @@
 
 #include <CLI/CLI.hpp>
 
-#include "controller/cli/cli_common.hpp"
+#include "controller/commands/certification_record.hpp"
+#include "controller/commands/commands.hpp"
 #include "core/config.hpp"
 #include "outcome/run_report.hpp"
 
 namespace preflight::controller {
 
-// Where preflight's ledger lives when neither --ledger nor $PREFLIGHT_LEDGER says.
-inline constexpr const char* k_default_ledger_url = "sqlite:/var/lib/preflight/ledger.sqlite";
-
 SubcommandRun add_ledger_commands(CLI::App& app);
-
-// `preflight certify --ledger` (Slurm and Kubernetes): records the validation run as a
-// certification: the nodes in `decided` pass or fail, the rest get none. An unusable ledger is
-// logged with the command that records the saved report later; the certification itself stands.
-void record_certification(const std::string& url, const outcome::RunReport& validation,
-                          const std::map<std::string, core::Verdict>& decided,
-                          const core::LedgerConfig& cfg, const std::string& report_path);
 
 }  // namespace preflight::controller

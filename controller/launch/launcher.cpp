@@ -68,6 +68,7 @@ std::map<std::string, std::string> agent_key_env(const LaunchContext& ctx,
 void append_agent_command(std::vector<std::string>& argv, const core::Node& node,
                           const LaunchContext& ctx) {
     argv.push_back(ctx.agent_path);
+    argv.push_back("session");
     argv.push_back("--controller");
     argv.push_back(ctx.dial_address.at(node.name));
     argv.push_back("--node");
@@ -154,8 +155,9 @@ std::string ConnectLauncher::describe(const std::vector<core::Node>& nodes,
         "# connect launcher: starts nothing; waits for " + std::to_string(nodes.size()) +
         " agents started elsewhere, each with its node key (`preflight keys derive`)\n";
     for (const auto& node : nodes) {
-        std::vector<std::string> argv = {"preflight-agent", "--controller",
-                                         ctx.dial_address.at(node.name), "--node", node.name};
+        std::vector<std::string> argv = {"preflight-agent", "session",
+                                         "--controller",    ctx.dial_address.at(node.name),
+                                         "--node",          node.name};
         append_tls_args(argv, ctx, ctx.tls_ca);
         out += quoted_argv(argv) + "\n";
     }
@@ -184,6 +186,32 @@ std::map<std::string, std::string> ConnectLauncher::start(const std::vector<core
             core::k_node_key_env);
     }
     return {};
+}
+
+LauncherTable builtin_launchers() {
+    return {
+        {"local", "agents as child processes on this host (in each node's network namespace)",
+         [] { return std::make_unique<LocalLauncher>(); }},
+        {"connect", "start nothing: wait for agents started elsewhere (DaemonSet, systemd)",
+         [] { return std::make_unique<ConnectLauncher>(); }},
+    };
+}
+
+const LauncherEntry* find_launcher(const LauncherTable& table, std::string_view name) {
+    for (const auto& entry : table) {
+        if (entry.name == name) {
+            return &entry;
+        }
+    }
+    return nullptr;
+}
+
+std::string launcher_names(const LauncherTable& table) {
+    std::string out;
+    for (const auto& entry : table) {
+        out += (out.empty() ? "" : ", ") + entry.name;
+    }
+    return out;
 }
 
 }  // namespace preflight::controller

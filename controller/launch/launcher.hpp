@@ -85,6 +85,22 @@ class ConnectLauncher final : public Launcher {
                          const LaunchContext& ctx) const override;
 };
 
+// A launcher a run can ask for by name (`--launcher NAME`), as the integration that provides it
+// registers it (integrations/registry.cpp): its name, one line for --help, and how to make one.
+struct LauncherEntry {
+    std::string name;
+    std::string summary;
+    std::function<std::unique_ptr<Launcher>()> make;
+};
+using LauncherTable = std::vector<LauncherEntry>;
+
+// This library's own launchers: local and connect.
+LauncherTable builtin_launchers();
+// The entry named `name`; nullptr when the table has none.
+const LauncherEntry* find_launcher(const LauncherTable& table, std::string_view name);
+// "local, connect, slurm, ...": the names of the table, for messages.
+std::string launcher_names(const LauncherTable& table);
+
 // One word quoted for POSIX sh: unchanged when it holds only [A-Za-z0-9_@%+:,./-] (and is not
 // empty), else inside single quotes with each ' written as '\''. Used for the one command line
 // that does go through a shell, the remote side of `--launcher ssh`.

@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "controller/launch/slurm_launcher.hpp"
+#include "controller/launch/launcher.hpp"
 #include "core/config.hpp"
 #include "core/model.hpp"
+#include "outcome/sink.hpp"
 
 namespace preflight::controller {
 
@@ -16,13 +17,16 @@ struct RunOptions {
     std::vector<core::Node> nodes;
     core::RunConfig config;
     std::string launcher = "local";
+    // The launchers and action targets the run may use, as the integrations register them
+    // (integrations/registry.hpp); by default only this layer's own launchers and no target.
+    LauncherTable launchers = builtin_launchers();
+    outcome::SinkTable sinks;
     std::string report_dir;  // agent logs and report files; empty: none written
     std::string json_path;   // also write the JSON report here
     bool apply = false;
-    bool force = false;        // with apply: act even when the circuit breaker trips (logged)
-    std::string agent_path;    // preflight-agent for the local launcher
-    std::string secret_file;   // connect launcher: the cluster secret (else from the environment)
-    SlurmLaunchOptions slurm;  // slurm launcher: srun, partition, reservation, allocation
+    bool force = false;       // with apply: act even when the circuit breaker trips (logged)
+    std::string agent_path;   // preflight-agent for the local launcher
+    std::string secret_file;  // connect launcher: the cluster secret (else from the environment)
     std::string log_level = "info";
     bool log_json = false;
     bool progress = true;                            // progress lines on stderr while rounds run

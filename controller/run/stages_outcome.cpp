@@ -8,7 +8,6 @@
 #include "core/exit_code.hpp"
 #include "core/log.hpp"
 #include "outcome/actions.hpp"
-#include "outcome/k8s/node_sink.hpp"
 #include "outcome/report/json.hpp"
 
 namespace preflight::controller {
@@ -53,16 +52,18 @@ void act_on_verdicts(RunContext& run) {
     if (report.interrupted) {
         return;
     }
-    outcome::plan_actions(report, run.options.config.actions);
+    core::SystemCommandRunner runner;
+    const auto policy = outcome::breaker_policy(run.options.config.actions, run.options.force);
+    const auto sinks = outcome::make_sinks(
+        run.options.sinks,
+        outcome::SinkContext{run.options.config, policy, runner, std::chrono::seconds(30)});
+    const auto pointers = outcome::sink_pointers(sinks);
+    outcome::plan_actions(report, run.options.config.actions, pointers);
     if (run.options.apply && run.options.force) {
         outcome::force_past_breaker(report);
     }
     if (run.options.apply) {
-        core::SystemCommandRunner runner;
-        const auto policy = outcome::breaker_policy(run.options.config.actions, run.options.force);
-        outcome::apply_actions(report, runner, std::chrono::seconds(30),
-                               outcome::k8s::make_action_sink(run.options.config.k8s, policy),
-                               policy);
+        outcome::apply_actions(report, pointers);
     }
 }
 

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "controller/launch/make_launcher.hpp"
 #include "controller/run/stages.hpp"
 #include "controller/run/topology.hpp"
 #include "core/auth.hpp"
@@ -114,11 +113,12 @@ LaunchContext launch_context(const RunContext& run) {
 RunPlan plan_run(const RunOptions& options, outcome::RunReport& report) {
     const auto& cfg = options.config;
     RunPlan plan;
-    plan.launcher = make_launcher(options.launcher, options.slurm);
-    if (!plan.launcher) {
-        throw core::ConfigError("unknown launcher '" + options.launcher +
-                                "' (local, connect, slurm, k8s, ssh)");
+    const auto* entry = find_launcher(options.launchers, options.launcher);
+    if (entry == nullptr) {
+        throw core::ConfigError("unknown launcher '" + options.launcher + "' (" +
+                                launcher_names(options.launchers) + ")");
     }
+    plan.launcher = entry->make();
     if (options.launcher != "connect") {
         // Fresh per run; agents get only their own node key derived from it.
         plan.secret = core::random_hex(32);

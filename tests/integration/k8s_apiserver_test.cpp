@@ -12,18 +12,19 @@
 #include <sys/wait.h>
 #include <nlohmann/json.hpp>
 
-#include "controller/launch/k8s_job_launcher.hpp"
-#include "controller/run/k8s_certify.hpp"
 #include "core/atomic_file.hpp"
 #include "core/auth.hpp"
 #include "core/config.hpp"
 #include "core/process.hpp"
+#include "integrations/k8s/client.hpp"
+#include "integrations/k8s/k8s_certify.hpp"
+#include "integrations/k8s/k8s_job_launcher.hpp"
+#include "integrations/k8s/node_sink.hpp"
 #include "outcome/actions.hpp"
-#include "outcome/k8s/client.hpp"
-#include "outcome/k8s/node_sink.hpp"
 #include "outcome/report/json.hpp"
 #include "plugins/check.hpp"
 #include "tests/integration/k8s_standin.hpp"
+#include "tests/unit/integrations/run_targets.hpp"
 
 namespace preflight::controller::k8s {
 namespace {
@@ -38,12 +39,12 @@ TEST_F(K8sApiServer, TaintLabelEventRoundTripAsKubectlSeesIt) {
     core::ActionsConfig actions;
     actions.targets = {"k8s"};
     actions.max_action_fraction = 1.0;
-    outcome::plan_actions(report, actions);
+    testing::plan_actions(report, actions);
     ASSERT_EQ(report.actions.size(), 1u);
     core::KubernetesConfig cfg;
     cfg.kubeconfig = m_kubeconfig;
     core::SystemCommandRunner runner;
-    outcome::apply_actions(report, runner, std::chrono::seconds(5),
+    testing::apply_actions(report, runner, std::chrono::seconds(5),
                            outcome::k8s::make_action_sink(cfg));
     ASSERT_TRUE(report.actions[0].applied) << report.actions[0].error;
 
@@ -71,10 +72,10 @@ TEST_F(K8sApiServer, TaintLabelEventRoundTripAsKubectlSeesIt) {
 
     // Applying again changes nothing (no second PATCH), and the node passing later untaints it.
     const int patches = count_requests("PATCH", "/api/v1/nodes/n1");
-    outcome::apply_actions(report, runner, std::chrono::seconds(5),
+    testing::apply_actions(report, runner, std::chrono::seconds(5),
                            outcome::k8s::make_action_sink(cfg));
     report.actions[0].applied = false;
-    outcome::apply_actions(report, runner, std::chrono::seconds(5),
+    testing::apply_actions(report, runner, std::chrono::seconds(5),
                            outcome::k8s::make_action_sink(cfg));
     EXPECT_EQ(count_requests("PATCH", "/api/v1/nodes/n1"), patches);
 
@@ -284,13 +285,13 @@ TEST_F(K8sApiServer, AForeignTaintWithOurKeyIsNeitherReplacedNorRemovedOursIsRem
     core::ActionsConfig actions;
     actions.targets = {"k8s"};
     actions.max_action_fraction = 1.0;
-    outcome::plan_actions(report, actions);
+    testing::plan_actions(report, actions);
     ASSERT_EQ(report.actions.size(), 2u);
     core::KubernetesConfig cfg;
     cfg.kubeconfig = m_kubeconfig;
     core::SystemCommandRunner runner;
     const auto policy = outcome::breaker_policy(actions);
-    outcome::apply_actions(report, runner, std::chrono::seconds(5),
+    testing::apply_actions(report, runner, std::chrono::seconds(5),
                            outcome::k8s::make_action_sink(cfg, policy), policy);
     ASSERT_EQ(report.actions[0].node, "n1");
     EXPECT_TRUE(report.actions[0].applied) << report.actions[0].error;
@@ -322,14 +323,14 @@ TEST_F(K8sApiServer, AForeignTaintWithOurKeyIsNeitherReplacedNorRemovedOursIsRem
     // The breaker: n1 tainted by us again; with the default caps (0.10 of 3 nodes, at least 1) a
     // second node (n2) is refused, with the counts; n3's foreign taint is not counted.
     outcome::RunReport again = report_with({{"n1", core::Verdict::fail}});
-    outcome::plan_actions(again, actions);
+    testing::plan_actions(again, actions);
     const outcome::BreakerPolicy defaults;
-    outcome::apply_actions(again, runner, std::chrono::seconds(5),
+    testing::apply_actions(again, runner, std::chrono::seconds(5),
                            outcome::k8s::make_action_sink(cfg, defaults), defaults);
     ASSERT_TRUE(again.actions[0].applied) << again.actions[0].error;
     outcome::RunReport more = report_with({{"n2", core::Verdict::fail}});
-    outcome::plan_actions(more, actions);
-    outcome::apply_actions(more, runner, std::chrono::seconds(5),
+    testing::plan_actions(more, actions);
+    testing::apply_actions(more, runner, std::chrono::seconds(5),
                            outcome::k8s::make_action_sink(cfg, defaults), defaults);
     EXPECT_FALSE(more.actions[0].applied);
     EXPECT_EQ(more.actions[0].error.rfind(
@@ -389,8 +390,8 @@ TEST_F(K8sApiServer, IndexedJobPerNodeAffinityPodFailuresAndCleanup) {
     EXPECT_EQ(pod["containers"][0]["volumeMounts"][0]["mountPath"], "/sys");
     EXPECT_EQ(pod["containers"][0]["volumeMounts"][0]["readOnly"], true);
     EXPECT_EQ(pod["containers"][0]["command"],
-              json({"preflight-agent", "--controller", "10.1.2.3:4567", "--node", "$(NODE_NAME)",
-                    "--log-level", "info"}));
+              json({"preflight-agent", "session", "--controller", "10.1.2.3:4567", "--node",
+                    "$(NODE_NAME)", "--log-level", "info"}));
     EXPECT_EQ(job.dump().find("run-token-abc"), std::string::npos) << "token in the Job spec";
     std::set<std::string> tolerated;
     for (const auto& t : pod["tolerations"]) {
@@ -460,8 +461,8 @@ TEST_F(K8sApiServer, TlsRunMountsTheCaFromTheRunSecret) {
     json job = kubectl_json({"get", "job", launcher.job_name(), "-n", "preflight"});
     const json pod = job["spec"]["template"]["spec"];
     EXPECT_EQ(pod["containers"][0]["command"],
-              json({"preflight-agent", "--controller", "10.1.2.3:4567", "--node", "$(NODE_NAME)",
-                    "--tls-ca", "/etc/preflight/tls/ca.crt", "--tls-server-name",
+              json({"preflight-agent", "session", "--controller", "10.1.2.3:4567", "--node",
+                    "$(NODE_NAME)", "--tls-ca", "/etc/preflight/tls/ca.crt", "--tls-server-name",
                     "preflight-controller"}));
     EXPECT_EQ(pod["containers"][0]["volumeMounts"][1],
               json({{"name", "tls-ca"}, {"mountPath", "/etc/preflight/tls"}, {"readOnly", true}}));

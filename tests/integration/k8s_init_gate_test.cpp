@@ -320,7 +320,7 @@ TEST_F(K8sInitGate, ManifestGivesTheAgentWhatItNeeds) {
         }
         return false;
     };
-    EXPECT_TRUE(has("--standalone"));
+    EXPECT_EQ(g.argv.at(1), "standalone");  // preflight-agent standalone ...
     EXPECT_TRUE(has("--node=$(NODE_NAME)"));
     EXPECT_TRUE(has("--config=/"));
     EXPECT_TRUE(has("--termination-log=" + g.termination_path));

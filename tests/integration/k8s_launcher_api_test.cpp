@@ -10,8 +10,8 @@
 #include <sys/wait.h>
 #include <nlohmann/json.hpp>
 
-#include "controller/launch/k8s_job_launcher.hpp"
 #include "core/process.hpp"
+#include "integrations/k8s/k8s_job_launcher.hpp"
 #include "tests/integration/k8s_standin.hpp"
 
 namespace preflight::controller::k8s {

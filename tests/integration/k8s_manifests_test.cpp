@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "controller/launch/k8s_job_launcher.hpp"
 #include "core/build_info.hpp"
 #include "core/process.hpp"
+#include "integrations/k8s/k8s_job_launcher.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "outcome/k8s/node_condition.hpp"
+#include "integrations/k8s/node_condition.hpp"
 #include "tests/integration/k8s_standin.hpp"
 
 namespace preflight::controller::k8s {

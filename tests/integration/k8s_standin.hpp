@@ -25,7 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/process.hpp"
-#include "outcome/k8s/client.hpp"
+#include "integrations/k8s/client.hpp"
 #include "outcome/run_report.hpp"
 
 namespace preflight::controller::k8s {

@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "outcome/slurm_info.hpp"
+#include "integrations/slurm/slurm_info.hpp"
 #include "slurm_testbed.hpp"
 
 namespace {

@@ -45,7 +45,7 @@ done
 [[ -n $host_if ]] || bad "this host has no device-backed network interface to look for"
 mkdir -p "$tmp/out"
 run --network none -v /sys:/host/sys:ro -v "$PWD/tests/packaging/fixtures:/fixtures:ro" -v "$tmp/out:/out" \
-  "$image" preflight-agent --standalone --node image-test --sysfs-root /host \
+  "$image" preflight-agent standalone --node image-test --sysfs-root /host \
   --config /fixtures/link_checks.yaml --budget-s 30 --outcome /out/links.json >"$tmp/links.log" 2>&1
 rc=$?
 tail -n 3 "$tmp/links.log" | sed 's/^/     /'
@@ -72,7 +72,7 @@ fi
 
 # A check that needs NCCL, in an image without it: skip, naming what is missing.
 run --network none -v /sys:/host/sys:ro -v "$PWD/tests/packaging/fixtures:/fixtures:ro" -v "$tmp/out:/out" \
-  "$image" preflight-agent --standalone --node image-test --sysfs-root /host \
+  "$image" preflight-agent standalone --node image-test --sysfs-root /host \
   --config /fixtures/nccl_local.yaml --budget-s 30 --outcome /out/nccl.json >"$tmp/nccl.log" 2>&1
 echo "     nccl check: rc $?; $(tail -n 2 "$tmp/nccl.log" | tr '\n' ' ')"
 nccl=$(python3 -c '

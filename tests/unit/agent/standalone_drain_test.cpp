@@ -13,6 +13,7 @@
 
 #include "agent/standalone.hpp"
 #include "core/exit_code.hpp"
+#include "integrations/slurm/slurm_standalone.hpp"
 
 namespace preflight::agent {
 namespace {

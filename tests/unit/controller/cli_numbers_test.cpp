@@ -10,9 +10,9 @@
 #include <gtest/gtest.h>
 #include <CLI/CLI.hpp>
 
-#include "agent/cli.hpp"
+#include "agent/app/cli.hpp"
 #include "agent/standalone.hpp"
-#include "controller/cli/cli_common.hpp"
+#include "controller/commands/commands.hpp"
 #include "core/checked_number.hpp"
 
 namespace preflight {

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "integrations/registry.hpp"
+
 #include "controller/run/orchestrator.hpp"
 #include "core/config.hpp"
 #include "core/inventory.hpp"
@@ -22,6 +24,7 @@ RunOptions options_for(const std::string& launcher, const std::string& hostlist)
     options.config.controller.advertise = "10.0.0.1";
     options.nodes = core::inventory_from_hostlist(hostlist);
     options.launcher = launcher;
+    options.launchers = integrations::launchers(integrations::make_all());
     options.agent_path = "/usr/bin/preflight-agent";
     return options;
 }
@@ -30,8 +33,10 @@ TEST(DryRun, LocalShowsOneAgentCommandPerNodeAndNoKey) {
     auto options = options_for("local", "n[1-2]");
     options.config.controller.port = 7000;
     const std::string plan = dry_run_preflight(options);
-    EXPECT_THAT(plan, HasSubstr("/usr/bin/preflight-agent --controller 10.0.0.1:7000 --node n1"));
-    EXPECT_THAT(plan, HasSubstr("/usr/bin/preflight-agent --controller 10.0.0.1:7000 --node n2"));
+    EXPECT_THAT(plan,
+                HasSubstr("/usr/bin/preflight-agent session --controller 10.0.0.1:7000 --node n1"));
+    EXPECT_THAT(plan,
+                HasSubstr("/usr/bin/preflight-agent session --controller 10.0.0.1:7000 --node n2"));
     EXPECT_THAT(plan, Not(HasSubstr("PREFLIGHT_NODE_KEY=")));
 }
 

@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/launch/launcher.hpp"
-#include "controller/launch/slurm_launcher.hpp"
+#include "integrations/slurm/slurm_launcher.hpp"
 #include "tests/unit/saved_scontrol.hpp"
 
 namespace preflight::controller {

@@ -5,8 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include "../integrations/run_targets.hpp"
+#include "integrations/k8s/taint.hpp"
+
 namespace preflight::outcome {
 namespace {
+
+using preflight::testing::apply_actions;
+using preflight::testing::plan_actions;
 
 using core::Verdict;
 

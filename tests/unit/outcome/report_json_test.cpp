@@ -7,12 +7,16 @@
 #include <string>
 
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include "../integrations/run_targets.hpp"
 
 #include "outcome/actions.hpp"
 
 namespace preflight::outcome {
 namespace {
+
+using preflight::testing::plan_actions;
 
 using core::Verdict;
 using nlohmann::json;

@@ -6,11 +6,15 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "../integrations/run_targets.hpp"
+
 #include "outcome/actions.hpp"
 #include "tests/sanitizers/slowdown.hpp"
 
 namespace preflight::outcome {
 namespace {
+
+using preflight::testing::plan_actions;
 
 using core::Verdict;
 
@@ -130,7 +134,7 @@ TEST(RenderTerminal, AppliedAndFailedWording) {
     plan_actions(r, cfg);
     r.apply = true;
     r.actions[0].applied = true;
-    r.actions[1].error = std::string(k_k8s_unavailable);
+    r.actions[1].error = std::string(preflight::testing::k_k8s_unavailable);
     const std::string out = render_terminal(r, false);
     EXPECT_NE(out.find("APPLIED"), std::string::npos);
     EXPECT_NE(out.find("FAILED: kubernetes sink not configured"), std::string::npos);

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "../integrations/run_targets.hpp"
+
 #include "outcome/actions.hpp"
 #include "outcome/report/json_document.hpp"
 #include "outcome/report/renderers.hpp"
@@ -11,6 +13,8 @@
 
 namespace preflight::outcome {
 namespace {
+
+using preflight::testing::plan_actions;
 
 using core::Undecided;
 using core::Verdict;
