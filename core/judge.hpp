@@ -3,12 +3,12 @@
 // by the evaluation (node-local figures such as intra-node NCCL busBW), and by the standalone
 // agent (a node against its own baseline). Nothing else compares a figure with a median.
 //
-// The rule (DESIGN.md "Evaluate"): a node fails when its figure is under an absolute floor, or
-// under threshold_fraction x the median of its cohort's node figures. The reference is the median
-// over nodes (one figure per node: for collectives the best group the node was in), never over
-// groups. Below min_cohort measured nodes only the floor applies; without a floor such a node is
-// inconclusive (`warn`, no action). When the cohort's MAD is above max_relative_mad x its median,
-// the spread is too wide to tell a slow node from noise: a node under the median rule is
+// The rule (ARCHITECTURE.md "The one rule"): a node fails when its figure is under an absolute
+// floor, or under threshold_fraction x the median of its cohort's node figures. The reference is
+// the median over nodes (one figure per node: for collectives the best group the node was in),
+// never over groups. Below min_cohort measured nodes only the floor applies; without a floor such a
+// node is inconclusive (`warn`, no action). When the cohort's MAD is above max_relative_mad x its
+// median, the spread is too wide to tell a slow node from noise: a node under the median rule is
 // inconclusive too (a node under the floor still fails: the floor needs no cohort). When the
 // cohort median itself is under the floor, most of the cohort is slow and the median is no
 // reference: nodes are judged against the floor alone. When a quarter or more of the cohort runs

@@ -16,8 +16,6 @@
 #include <set>
 #include <thread>
 
-extern char** environ;
-
 namespace preflight::core {
 namespace {
 
@@ -31,33 +29,6 @@ bool g_refusing = false;  // guarded by g_running_mutex
 std::set<pid_t>& running_groups() {
     static std::set<pid_t> groups;
     return groups;
-}
-
-// Builds the child's environment: ours with overrides applied.
-std::vector<std::string> build_env(const std::map<std::string, std::string>& overrides) {
-    std::vector<std::string> env;
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-        std::string entry(*e);
-        auto eq = entry.find('=');
-        if (eq != std::string::npos && overrides.count(entry.substr(0, eq)) != 0) {
-            continue;
-        }
-        env.push_back(std::move(entry));
-    }
-    for (const auto& [key, value] : overrides) {
-        env.push_back(key + "=" + value);
-    }
-    return env;
-}
-
-std::vector<char*> c_strings(std::vector<std::string>& strings) {
-    std::vector<char*> out;
-    out.reserve(strings.size() + 1);
-    for (auto& s : strings) {
-        out.push_back(s.data());
-    }
-    out.push_back(nullptr);
-    return out;
 }
 
 // write() to a pipe without risking SIGPIPE for the whole process: the signal is blocked in this
@@ -81,86 +52,6 @@ ssize_t write_no_sigpipe(int fd, const char* data, std::size_t size) {
 
 }  // namespace
 
-namespace spawn {
-
-// Forks and execs argv in a new process group. stdout_fd/stdin_fd are dup'ed onto 1/2 and 0 when >=
-// 0. Everything the child needs is prepared before fork, so the child only calls async-signal-safe
-// functions. An exec failure is reported back through a close-on-exec pipe.
-Result<pid_t> fork_exec(const std::vector<std::string>& argv,
-                        const std::map<std::string, std::string>& env_overrides, int out_fd,
-                        int in_fd) {
-    if (argv.empty()) {
-        return Error{"empty argv"};
-    }
-    std::vector<std::string> args = argv;
-    std::vector<std::string> env = build_env(env_overrides);
-    auto c_args = c_strings(args);
-    auto c_env = c_strings(env);
-
-    int error_pipe[2];
-    if (::pipe2(error_pipe, O_CLOEXEC) != 0) {
-        return Error{std::string("pipe: ") + std::strerror(errno)};
-    }
-    pid_t pid = ::fork();
-    if (pid < 0) {
-        int err = errno;
-        ::close(error_pipe[0]);
-        ::close(error_pipe[1]);
-        return Error{std::string("fork: ") + std::strerror(err)};
-    }
-    if (pid == 0) {
-        ::setpgid(0, 0);
-        // Undo signal dispositions a parent may have changed; a child must die on SIGINT/SIGTERM.
-        ::signal(SIGINT, SIG_DFL);
-        ::signal(SIGTERM, SIG_DFL);
-        ::signal(SIGHUP, SIG_DFL);
-        ::signal(SIGPIPE, SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        if (in_fd >= 0) {
-            ::dup2(in_fd, 0);
-        } else {
-            int devnull = ::open("/dev/null", O_RDONLY);
-            if (devnull >= 0) {
-                ::dup2(devnull, 0);
-            }
-        }
-        if (out_fd >= 0) {
-            ::dup2(out_fd, 1);
-            ::dup2(out_fd, 2);
-        }
-        ::execvpe(c_args[0], c_args.data(), c_env.data());
-        int err = errno;
-        ssize_t ignored = ::write(error_pipe[1], &err, sizeof err);
-        (void)ignored;
-        ::_exit(127);
-    }
-    // Also set the group from the parent to close the race with an early kill.
-    ::setpgid(pid, pid);
-    ::close(error_pipe[1]);
-    int child_errno = 0;
-    ssize_t n;
-    do {
-        n = ::read(error_pipe[0], &child_errno, sizeof child_errno);
-    } while (n < 0 && errno == EINTR);
-    ::close(error_pipe[0]);
-    if (n == sizeof child_errno) {
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-        return Error{"cannot execute '" + argv[0] + "': " + std::strerror(child_errno)};
-    }
-    return pid;
-}
-
-void kill_group(pid_t pid, int sig) {
-    if (pid > 0) {
-        ::kill(-pid, sig);
-    }
-}
-
-}  // namespace spawn
-
 using spawn::fork_exec;
 using spawn::kill_group;
 
@@ -179,15 +70,33 @@ Result<ProcessResult> SystemCommandRunner::run(const std::vector<std::string>& a
     return run_process(argv, options);
 }
 
-Result<ProcessResult> run_process(const std::vector<std::string>& argv,
-                                  const ProcessOptions& options) {
-    {
-        std::lock_guard<std::mutex> lock(g_running_mutex);
-        if (g_refusing) {
-            return Error{"not starting '" + (argv.empty() ? std::string() : argv[0]) +
-                         "': this process is stopping"};
-        }
+namespace {
+
+// The parent's ends of a child's pipes while run_process waits for it.
+struct ParentEnds {
+    int out = -1;            // the child's stdout+stderr; -1 at EOF or when they go to a file
+    int in = -1;             // the child's stdin; -1 once all is written or it cannot be
+    std::size_t in_off = 0;  // bytes of stdin_data written so far
+};
+
+bool refusing_new_children() {
+    std::lock_guard<std::mutex> lock(g_running_mutex);
+    return g_refusing;
+}
+
+// Lists the child's group for kill_running_children.
+void track(pid_t pid) {
+    std::lock_guard<std::mutex> lock(g_running_mutex);
+    running_groups().insert(pid);
+    if (g_refusing) {  // the stop began while it was being forked
+        kill_group(pid, SIGKILL);
     }
+}
+
+// Starts argv with its stdout+stderr on a pipe (or appended to options.stdout_path) and its stdin
+// on another; ends receives the parent's ends. The child's ends are closed here.
+Result<pid_t> start_child(const std::vector<std::string>& argv, const ProcessOptions& options,
+                          ParentEnds& ends) {
     int out_pipe[2] = {-1, -1};
     int out_fd = -1;
     if (!options.stdout_path.empty()) {
@@ -221,37 +130,86 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
         }
         return spawned.error();
     }
-    pid_t pid = *spawned;
-    {
-        std::lock_guard<std::mutex> lock(g_running_mutex);
-        running_groups().insert(pid);
-        if (g_refusing) {  // the stop began while it was being forked
-            kill_group(pid, SIGKILL);
-        }
-    }
+    track(*spawned);
+    ends.out = out_pipe[0];
+    ends.in = in_pipe[1];
+    return *spawned;
+}
 
-    // stdin is fed from the wait loop below, never with a blocking write: a child that echoes its
-    // input while we are still writing would otherwise deadlock us past the timeout.
-    std::size_t stdin_off = 0;
-    int stdin_fd = in_pipe[1];
-    if (options.stdin_data.empty()) {
-        ::close(stdin_fd);
-        stdin_fd = -1;
+// stdin is fed from the wait loop, never with a blocking write: a child that echoes its input
+// while we are still writing would otherwise deadlock us past the timeout.
+void prepare_stdin(ParentEnds& ends, const std::string& data) {
+    if (data.empty()) {
+        ::close(ends.in);
+        ends.in = -1;
     } else {
-        ::fcntl(stdin_fd, F_SETFL, ::fcntl(stdin_fd, F_GETFL) | O_NONBLOCK);
+        ::fcntl(ends.in, F_SETFL, ::fcntl(ends.in, F_GETFL) | O_NONBLOCK);
     }
+}
 
-    ProcessResult result;
-    auto deadline = options.timeout ? Clock::now() + *options.timeout : Clock::time_point::max();
-    int status = 0;
-    bool reaped = false;
+// Writes what the pipe takes of the rest of stdin; closes it when all is written or the write
+// failed for good.
+void feed_stdin(ParentEnds& ends, const std::string& data) {
+    if (ends.in < 0) {
+        return;
+    }
+    ssize_t n = write_no_sigpipe(ends.in, data.data() + ends.in_off, data.size() - ends.in_off);
+    if (n > 0) {
+        ends.in_off += static_cast<std::size_t>(n);
+    }
+    if ((n < 0 && errno != EAGAIN && errno != EINTR) || ends.in_off == data.size()) {
+        ::close(ends.in);
+        ends.in = -1;
+    }
+}
+
+// Waits briefly for output; true when bytes were read (the caller reads again at once). Closes
+// the pipe at EOF: the child (and everything holding the pipe) closed it.
+bool read_output(ParentEnds& ends, std::string& output) {
+    if (ends.out < 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return false;
+    }
+    pollfd pfd{ends.out, POLLIN, 0};
+    if (::poll(&pfd, 1, ends.in >= 0 ? 5 : 50) <= 0) {
+        return false;
+    }
+    char buffer[4096];
+    ssize_t n = ::read(ends.out, buffer, sizeof buffer);
+    if (n > 0) {
+        output.append(buffer, static_cast<std::size_t>(n));
+        return true;
+    }
+    ::close(ends.out);
+    ends.out = -1;
+    return false;
+}
+
+// Reaps the child when it has exited, unlisting it in the same locked step.
+bool try_reap(pid_t pid, int& status) {
+    std::lock_guard<std::mutex> lock(g_running_mutex);
+    if (::waitpid(pid, &status, WNOHANG) != pid) {
+        return false;
+    }
+    running_groups().erase(pid);
+    if (g_refusing) {
+        // Stopping: whatever the leader left in its group (it had SIGTERM too) goes now, while
+        // the group's id cannot have been reused yet.
+        kill_group(pid, SIGKILL);
+    }
+    return true;
+}
+
+// The deadline of one child: SIGTERM to its group when it passes, SIGKILL 2 s later and on.
+struct Deadline {
+    Clock::time_point at;
     bool term_sent = false;
     Clock::time_point kill_at{};
-    char buffer[4096];
-    while (!reaped) {
-        auto now = Clock::now();
-        if (now >= deadline && !term_sent) {
-            result.timed_out = true;
+
+    // True once the deadline has passed.
+    bool enforce(pid_t pid) {
+        const auto now = Clock::now();
+        if (now >= at && !term_sent) {
             kill_group(pid, SIGTERM);
             term_sent = true;
             kill_at = now + std::chrono::seconds(2);
@@ -259,64 +217,73 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
         if (term_sent && now >= kill_at) {
             kill_group(pid, SIGKILL);
         }
-        if (stdin_fd >= 0) {
-            ssize_t n = write_no_sigpipe(stdin_fd, options.stdin_data.data() + stdin_off,
-                                         options.stdin_data.size() - stdin_off);
-            if (n > 0) {
-                stdin_off += static_cast<std::size_t>(n);
-            }
-            if ((n < 0 && errno != EAGAIN && errno != EINTR) ||
-                stdin_off == options.stdin_data.size()) {
-                ::close(stdin_fd);
-                stdin_fd = -1;
-            }
+        return term_sent;
+    }
+};
+
+// Waits for the child to exit, feeding its stdin and collecting its output; returns the wait
+// status and sets result.timed_out when the deadline killed it.
+int wait_child(pid_t pid, const ProcessOptions& options, ParentEnds& ends, ProcessResult& result) {
+    Deadline deadline{options.timeout ? Clock::now() + *options.timeout : Clock::time_point::max()};
+    int status = 0;
+    while (true) {
+        if (deadline.enforce(pid)) {
+            result.timed_out = true;
         }
-        if (out_pipe[0] >= 0) {
-            pollfd pfd{out_pipe[0], POLLIN, 0};
-            int rc = ::poll(&pfd, 1, stdin_fd >= 0 ? 5 : 50);
-            if (rc > 0) {
-                ssize_t n = ::read(out_pipe[0], buffer, sizeof buffer);
-                if (n > 0) {
-                    result.output.append(buffer, static_cast<std::size_t>(n));
-                    continue;
-                }
-                // EOF: the child (and everything holding the pipe) closed it.
-                ::close(out_pipe[0]);
-                out_pipe[0] = -1;
-            }
-        } else {
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        feed_stdin(ends, options.stdin_data);
+        if (read_output(ends, result.output)) {
+            continue;
         }
-        std::lock_guard<std::mutex> lock(g_running_mutex);
-        if (::waitpid(pid, &status, WNOHANG) == pid) {
-            reaped = true;
-            running_groups().erase(pid);
-            if (g_refusing) {
-                // Stopping: whatever the leader left in its group (it had SIGTERM too) goes now,
-                // while the group's id cannot have been reused yet.
-                kill_group(pid, SIGKILL);
-            }
+        if (try_reap(pid, status)) {
+            return status;
         }
     }
-    // Drain what the child wrote just before exiting; bounded so a grandchild holding the pipe
-    // open cannot block us.
-    if (out_pipe[0] >= 0) {
-        auto drain_until = Clock::now() + std::chrono::milliseconds(200);
-        while (Clock::now() < drain_until) {
-            pollfd pfd{out_pipe[0], POLLIN, 0};
-            if (::poll(&pfd, 1, 20) <= 0) {
-                break;
-            }
-            ssize_t n = ::read(out_pipe[0], buffer, sizeof buffer);
-            if (n <= 0) {
-                break;
-            }
-            result.output.append(buffer, static_cast<std::size_t>(n));
-        }
-        ::close(out_pipe[0]);
+}
+
+// Drains what the child wrote just before exiting; bounded so a grandchild holding the pipe
+// open cannot block us.
+void drain_output(ParentEnds& ends, std::string& output) {
+    if (ends.out < 0) {
+        return;
     }
-    if (stdin_fd >= 0) {
-        ::close(stdin_fd);
+    char buffer[4096];
+    auto drain_until = Clock::now() + std::chrono::milliseconds(200);
+    while (Clock::now() < drain_until) {
+        pollfd pfd{ends.out, POLLIN, 0};
+        if (::poll(&pfd, 1, 20) <= 0) {
+            break;
+        }
+        ssize_t n = ::read(ends.out, buffer, sizeof buffer);
+        if (n <= 0) {
+            break;
+        }
+        output.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(ends.out);
+    ends.out = -1;
+}
+
+}  // namespace
+
+Result<ProcessResult> run_process(const std::vector<std::string>& argv,
+                                  const ProcessOptions& options) {
+    if (refusing_new_children()) {
+        return Error{"not starting '" + (argv.empty() ? std::string() : argv[0]) +
+                     "': this process is stopping"};
+    }
+    ParentEnds ends;
+    auto started = start_child(argv, options, ends);
+    if (!started) {
+        return started.error();
+    }
+    const pid_t pid = *started;
+    prepare_stdin(ends, options.stdin_data);
+
+    ProcessResult result;
+    const int status = wait_child(pid, options, ends, result);
+    drain_output(ends, result.output);
+    if (ends.in >= 0) {
+        ::close(ends.in);
     }
     if (result.timed_out) {
         kill_group(pid, SIGKILL);  // leftovers in the group

@@ -1,9 +1,10 @@
-// Fleet-majority drift (DESIGN.md "Checks"): settings that node-local link checks report
-// as metrics (DCQCN enables per priority, MTU, link speed and rate, PCIe width, peermem state) are
-// compared across each cohort (nodes with the same cohort label). A node whose value differs from
-// a strict majority of the cohort's nodes that report the setting gets a finding such as
-// "link.roce: eth2: DCQCN off on prio 3 (roce_np); on for 63 of 64 nodes". Cohorts with fewer than
-// min_cohort reporting nodes, and settings without a strict majority, are not judged.
+// Fleet-majority drift: settings that node-local link checks report as metrics (DCQCN enables
+// per priority, MTU, link speed and rate, PCIe width, peermem state; each check's spec declares
+// which, core::CheckSpec::settings) are compared across each cohort (nodes with the same cohort
+// label). A node whose value differs from a strict majority of the cohort's nodes that report the
+// setting gets a finding such as "link.roce: eth2: DCQCN off on prio 3 (roce_np); on for 63 of 64
+// nodes". Cohorts with fewer than min_cohort reporting nodes, and settings without a strict
+// majority, are not judged.
 #pragma once
 
 #include <map>

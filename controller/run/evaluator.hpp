@@ -1,8 +1,8 @@
-// The judge stage (DESIGN.md "Evaluate"): per node and check, the node's own result, then for
-// checks judged against the fleet the verdict of core::judge_cohorts with the reference it used.
-// The group rounds called the same judge on the same node figures (an unconfirmed suspect keeps
-// its figure in the reference and stays `error`), so both agree on every node. Missing data never
-// passes: a node without a result for a check it should have run is `error`.
+// The judge stage (ARCHITECTURE.md "The one rule"): per node and check, the node's own result, then
+// for checks judged against the fleet the verdict of core::judge_cohorts with the reference it
+// used. The group rounds called the same judge on the same node figures (an unconfirmed suspect
+// keeps its figure in the reference and stays `error`), so both agree on every node. Missing data
+// never passes: a node without a result for a check it should have run is `error`.
 #pragma once
 
 #include <map>

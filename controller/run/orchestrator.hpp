@@ -13,8 +13,8 @@
 
 namespace preflight::controller {
 
-// Returns the report with exit_code set (DESIGN.md exit codes). Throws ConfigError for usage errors
-// discovered at start (unknown launcher, missing token for `connect`).
+// Returns the report with exit_code set (the one table of core/exit_code.hpp). Throws ConfigError
+// for usage errors discovered at start (unknown launcher, missing token for `connect`).
 outcome::RunReport run_preflight(const RunOptions& options);
 
 std::string make_run_id();

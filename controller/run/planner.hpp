@@ -1,8 +1,8 @@
-// Group planning for inter-node checks (DESIGN.md "Rounds"). Pure functions over node names:
-// round 1 puts every node in a disjoint pair at once; round 2 re-pairs each node of a slow pair
-// with a distinct node that passed, which tells which end is slow; round 3 confirms each suspect
-// once more with another good partner. The number of rounds does not grow with the node count;
-// never all-pairs.
+// Group planning for inter-node checks (the rounds of ARCHITECTURE.md "One run"). Pure functions
+// over node names: round 1 puts every node in a disjoint pair at once; round 2 re-pairs each node
+// of a slow pair with a distinct node that passed, which tells which end is slow; round 3 confirms
+// each suspect once more with another good partner. The number of rounds does not grow with the
+// node count; never all-pairs.
 #pragma once
 
 #include <functional>

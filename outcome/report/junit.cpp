@@ -12,12 +12,6 @@ namespace preflight::outcome {
 
 namespace {
 
-struct Case {
-    std::string node;
-    const NodeCheck* check = nullptr;  // null: the node has no result for this check
-    const NodeReport* report = nullptr;
-};
-
 // Both schemas want a plain non-negative decimal (Jenkins' SUREFIRE_TIME, Ant's xs:decimal).
 std::string seconds_text(double s) {
     if (!(s >= 0.0) || s > 1e9) {
@@ -58,15 +52,8 @@ std::string reasons_of(const NodeReport& n) {
     return out;
 }
 
-}  // namespace
-
-std::string xml_escape(std::string_view text) {
-    // XML 1.0 forbids C0 controls except tab/newline/CR; sanitize_text removes all of them.
-    return html_escape(text);
-}
-
-std::string render_junit(const RunReport& r) {
-    // Checks in the order the config lists them, then any others the nodes report.
+// Checks in the order the config lists them, then any others the nodes report.
+std::vector<std::string> suite_checks(const RunReport& r) {
     std::vector<std::string> checks;
     std::set<std::string> seen;
     if (r.config.is_object()) {
@@ -88,120 +75,159 @@ std::string render_junit(const RunReport& r) {
     if (checks.empty() && !r.nodes.empty()) {
         checks.push_back("node");  // nodes that never ran anything still get a testcase each
     }
-    // Checks left out for the run's time budget (`--budget-s`): not run, so skipped, never an
-    // error for want of a result.
+    return checks;
+}
+
+// Checks left out for the run's time budget (`--budget-s`), with the message of their skip: not
+// run, so skipped, never an error for want of a result.
+std::map<std::string, std::string> budget_skips(const RunReport& r) {
     std::map<std::string, std::string> left_out;
     for (const auto& l : left_out_for_budget(r)) {
         left_out[l.check] = "left out for the time budget: expected " +
                             format_significant(l.expected_s, 3) + " s; last ran " + l.last_ran;
     }
-    std::map<std::string, std::vector<Case>> suites;
-    for (const auto& check : checks) {
-        auto& cases = suites[check];
-        for (const auto& n : r.nodes) {
-            Case c;
-            c.node = n.name;
-            c.report = &n;
-            for (const auto& nc : n.checks) {
-                if (nc.check == check) {
-                    c.check = &nc;
-                }
-            }
-            cases.push_back(c);
+    return left_out;
+}
+
+// The node's result for check (the last one when it reports several); null when it has none.
+const NodeCheck* result_for(const NodeReport& n, const std::string& check) {
+    const NodeCheck* found = nullptr;
+    for (const auto& nc : n.checks) {
+        if (nc.check == check) {
+            found = &nc;
         }
     }
-    std::string body;
-    for (const auto& check : checks) {
-        const auto& cases = suites[check];
-        int s_fail = 0, s_err = 0, s_skip = 0;
-        std::string cases_xml;
-        std::string suite_out;
-        for (const auto& c : cases) {
-            const std::string detail = c.check ? c.check->detail : std::string();
-            std::string metric;
-            if (c.check) {
-                if (auto it = c.check->metrics.find("busbw_gbps"); it != c.check->metrics.end()) {
-                    metric = "busbw_gbps " + format_significant(it->second, 4);
-                    if (c.check->fraction_of_median) {
-                        metric += " (" +
-                                  format_significant(*c.check->fraction_of_median * 100.0, 3) +
-                                  "% of median)";
-                    }
-                }
-            }
-            cases_xml += "    <testcase classname=\"preflight." + token_text(check) + "\" name=\"" +
-                         token_text(c.node) + "\" time=\"0.000\"";
-            if (!c.check) {
-                if (auto l = left_out.find(check); l != left_out.end()) {
-                    ++s_skip;
-                    cases_xml += ">\n      <skipped message=\"" + xml_escape(l->second) +
-                                 "\"/>\n    </testcase>\n";
-                    continue;
-                }
-            }
-            const core::Verdict v = c.check ? c.check->verdict : core::Verdict::error;
-            const std::string message =
-                c.check ? (detail.empty() ? metric : detail) : "no result for " + check;
-            const std::string text = (metric.empty() ? "" : metric + "\n") + reasons_of(*c.report);
-            // Ant's schema allows at most one of failure, error, skipped in a testcase and no
-            // output of its own, so figures and warnings go to the suite's system-out.
-            switch (v) {
-                case core::Verdict::fail:
-                    ++s_fail;
-                    cases_xml += ">\n      <failure message=\"" + xml_escape(message) +
-                                 "\" type=\"fail\">" + xml_escape(text) + "</failure>\n    " +
-                                 "</testcase>\n";
-                    break;
-                case core::Verdict::error:
-                    ++s_err;
-                    cases_xml += ">\n      <error message=\"" + xml_escape(message) +
-                                 "\" type=\"error\">" + xml_escape(text) + "</error>\n    " +
-                                 "</testcase>\n";
-                    break;
-                case core::Verdict::skip:
-                    ++s_skip;
-                    cases_xml += ">\n      <skipped message=\"" + xml_escape(message) +
-                                 "\"/>\n    </testcase>\n";
-                    break;
-                case core::Verdict::warn:
-                    if (c.check != nullptr && c.check->undecided != core::Undecided::none) {
-                        // Inconclusive or incomplete: not a pass, not a failure; CI tools show
-                        // a skipped case, with the kind first in its message.
-                        ++s_skip;
-                        cases_xml += ">\n      <skipped message=\"" +
-                                     xml_escape(std::string(core::to_string(c.check->undecided)) +
-                                                ": " + message) +
-                                     "\"/>\n    </testcase>\n";
-                        break;
-                    }
-                    // JUnit has no "warning": the case passes and the finding stays visible.
-                    cases_xml += "/>\n";
-                    suite_out += xml_escape(c.node + ": warn: " + message) + "\n";
-                    break;
-                case core::Verdict::pass:
-                    cases_xml += "/>\n";
-                    if (!metric.empty()) {
-                        suite_out += xml_escape(c.node + ": " + metric) + "\n";
-                    }
-                    break;
-            }
-        }
-        body += "  <testsuite name=\"" + token_text(check) + "\" tests=\"" +
-                std::to_string(cases.size()) + "\" failures=\"" + std::to_string(s_fail) +
-                "\" errors=\"" + std::to_string(s_err) + "\" skipped=\"" + std::to_string(s_skip) +
-                "\" time=\"" + seconds_text(r.wall_seconds) + "\" timestamp=\"" +
-                xml_escape(ant_timestamp(r.started_at)) + "\" hostname=\"preflight\" id=\"" +
-                std::to_string(&check - checks.data()) + "\" package=\"preflight\">\n";
-        body += "    <properties>\n      <property name=\"run_id\" value=\"" +
-                xml_escape(r.run_id) + "\"/>\n    </properties>\n";
-        body += cases_xml;
-        body += suite_out.empty() ? "    <system-out/>\n"
-                                  : "    <system-out>" + suite_out + "</system-out>\n";
-        body += "    <system-err/>\n  </testsuite>\n";
+    return found;
+}
+
+// "busbw_gbps 123.4 (98.5% of median)", or "" for a result without busBW.
+std::string busbw_text(const NodeCheck* check) {
+    if (check == nullptr) {
+        return {};
     }
+    const auto it = check->metrics.find("busbw_gbps");
+    if (it == check->metrics.end()) {
+        return {};
+    }
+    std::string metric = "busbw_gbps " + format_significant(it->second, 4);
+    if (check->fraction_of_median) {
+        metric += " (" + format_significant(*check->fraction_of_median * 100.0, 3) + "% of median)";
+    }
+    return metric;
+}
+
+// One check's suite as it is built: its testcases, counts and system-out.
+struct Suite {
+    int failures = 0;
+    int errors = 0;
+    int skipped = 0;
+    std::string cases_xml;
+    std::string out;  // the suite's system-out
+};
+
+// The end of a testcase that holds one element: ">\n      <elem .../>\n    </testcase>\n".
+std::string closing(const std::string& element) {
+    return ">\n      " + element + "\n    </testcase>\n";
+}
+
+// One node's testcase in check's suite. Ant's schema allows at most one of failure, error,
+// skipped in a testcase and no output of its own, so figures and warnings go to the suite's
+// system-out.
+void add_case(Suite& suite, const std::string& check, const NodeReport& node,
+              const std::map<std::string, std::string>& left_out) {
+    const NodeCheck* result = result_for(node, check);
+    const std::string detail = result ? result->detail : std::string();
+    const std::string metric = busbw_text(result);
+    suite.cases_xml += "    <testcase classname=\"preflight." + token_text(check) + "\" name=\"" +
+                       token_text(node.name) + "\" time=\"0.000\"";
+    if (!result) {
+        if (auto l = left_out.find(check); l != left_out.end()) {
+            ++suite.skipped;
+            suite.cases_xml += closing("<skipped message=\"" + xml_escape(l->second) + "\"/>");
+            return;
+        }
+    }
+    const core::Verdict v = result ? result->verdict : core::Verdict::error;
+    const std::string message =
+        result ? (detail.empty() ? metric : detail) : "no result for " + check;
+    const std::string text = (metric.empty() ? "" : metric + "\n") + reasons_of(node);
+    switch (v) {
+        case core::Verdict::fail:
+            ++suite.failures;
+            suite.cases_xml += closing("<failure message=\"" + xml_escape(message) +
+                                       "\" type=\"fail\">" + xml_escape(text) + "</failure>");
+            break;
+        case core::Verdict::error:
+            ++suite.errors;
+            suite.cases_xml += closing("<error message=\"" + xml_escape(message) +
+                                       "\" type=\"error\">" + xml_escape(text) + "</error>");
+            break;
+        case core::Verdict::skip:
+            ++suite.skipped;
+            suite.cases_xml += closing("<skipped message=\"" + xml_escape(message) + "\"/>");
+            break;
+        case core::Verdict::warn:
+            if (result != nullptr && result->undecided != core::Undecided::none) {
+                // Inconclusive or incomplete: not a pass, not a failure; CI tools show a skipped
+                // case, with the kind first in its message.
+                ++suite.skipped;
+                suite.cases_xml += closing(
+                    "<skipped message=\"" +
+                    xml_escape(std::string(core::to_string(result->undecided)) + ": " + message) +
+                    "\"/>");
+                break;
+            }
+            // JUnit has no "warning": the case passes and the finding stays visible.
+            suite.cases_xml += "/>\n";
+            suite.out += xml_escape(node.name + ": warn: " + message) + "\n";
+            break;
+        case core::Verdict::pass:
+            suite.cases_xml += "/>\n";
+            if (!metric.empty()) {
+                suite.out += xml_escape(node.name + ": " + metric) + "\n";
+            }
+            break;
+    }
+}
+
+// The <testsuite> element of check, the index-th suite of the run.
+std::string suite_xml(const RunReport& r, const std::string& check, std::size_t index,
+                      const Suite& suite) {
+    std::string xml =
+        "  <testsuite name=\"" + token_text(check) + "\" tests=\"" +
+        std::to_string(r.nodes.size()) + "\" failures=\"" + std::to_string(suite.failures) +
+        "\" errors=\"" + std::to_string(suite.errors) + "\" skipped=\"" +
+        std::to_string(suite.skipped) + "\" time=\"" + seconds_text(r.wall_seconds) +
+        "\" timestamp=\"" + xml_escape(ant_timestamp(r.started_at)) +
+        "\" hostname=\"preflight\" id=\"" + std::to_string(index) + "\" package=\"preflight\">\n";
+    xml += "    <properties>\n      <property name=\"run_id\" value=\"" + xml_escape(r.run_id) +
+           "\"/>\n    </properties>\n";
+    xml += suite.cases_xml;
+    xml += suite.out.empty() ? "    <system-out/>\n"
+                             : "    <system-out>" + suite.out + "</system-out>\n";
+    xml += "    <system-err/>\n  </testsuite>\n";
+    return xml;
+}
+
+}  // namespace
+
+std::string xml_escape(std::string_view text) {
+    // XML 1.0 forbids C0 controls except tab/newline/CR; sanitize_text removes all of them.
+    return html_escape(text);
+}
+
+std::string render_junit(const RunReport& r) {
+    const auto checks = suite_checks(r);
+    const auto left_out = budget_skips(r);
     // Ant's schema allows no attributes on <testsuites>; readers sum the suites.
     std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
-    out += body;
+    for (std::size_t i = 0; i < checks.size(); ++i) {
+        Suite suite;
+        for (const auto& n : r.nodes) {
+            add_case(suite, checks[i], n, left_out);
+        }
+        out += suite_xml(r, checks[i], i, suite);
+    }
     out += "</testsuites>\n";
     return out;
 }

@@ -209,12 +209,8 @@ std::string action_status(const RunReport& report, const Action& a) {
     return "FAILED: " + (a.error.empty() ? std::string("not attempted") : sanitize_text(a.error));
 }
 
-}  // namespace
-
-std::string render_terminal(const RunReport& report, bool color) {
-    std::string out;
-    out.reserve(256 + report.nodes.size() * 96);
-
+// "preflight run <id>: N nodes (... pass, ...) in S s [launcher]", then a blank line.
+void render_header(std::string& out, const RunReport& report, bool color) {
     const VerdictTally counts = tally(report);
     std::string header = fmt::format(
         "preflight run {}: {} nodes ({} pass, {} warn, {} fail, {} skip, {} error) in {:.1f} s",
@@ -226,19 +222,10 @@ std::string render_terminal(const RunReport& report, bool color) {
     }
     out += color ? k_bold + header + k_reset : header;
     out += "\n\n";
+}
 
-    // Columns: the checks in the order they first appear. A map from name to column keeps this
-    // O(nodes x checks x log checks) for large runs.
-    std::vector<std::string> check_names;
-    std::map<std::string, std::size_t> column_of;
-    for (const auto& n : report.nodes) {
-        for (const auto& c : n.checks) {
-            if (column_of.emplace(c.check, check_names.size()).second) {
-                check_names.push_back(c.check);
-            }
-        }
-    }
-
+// The nodes with what needs the operator's attention first, then by name.
+std::vector<const NodeReport*> nodes_by_attention(const RunReport& report) {
     std::vector<const NodeReport*> order;
     order.reserve(report.nodes.size());
     for (const auto& n : report.nodes) {
@@ -249,30 +236,48 @@ std::string render_terminal(const RunReport& report, bool color) {
         const int rb = attention_rank(b->verdict);
         return ra != rb ? ra < rb : a->name < b->name;
     });
+    return order;
+}
 
-    if (!report.nodes.empty()) {
-        Table table;
-        table.header = {"NODE", "VERDICT"};
-        for (const auto& name : check_names) {
-            table.header.push_back(sanitize_text(name));
-        }
-        table.rows.reserve(order.size());
-        table.row_colour.reserve(order.size());
-        for (const NodeReport* n : order) {
-            std::vector<std::string> row(2 + check_names.size(), "-");
-            row[0] = sanitize_text(n->name);
-            row[1] = upper(core::to_string(n->verdict)) + (n->reference ? " (ref)" : "");
-            for (const auto& c : n->checks) {
-                row[2 + column_of[c.check]] = check_cell(c);
-            }
-            table.rows.push_back(std::move(row));
-            table.row_colour.push_back(verdict_colour(n->verdict));
-        }
-        render_table(out, table, color, "", 1);
-    } else {
+// One row per node, one column per check: the checks in the order they first appear.
+void render_node_table(std::string& out, const RunReport& report,
+                       const std::vector<const NodeReport*>& order, bool color) {
+    if (report.nodes.empty()) {
         out += "no nodes\n";
+        return;
     }
+    // A map from name to column keeps this O(nodes x checks x log checks) for large runs.
+    std::vector<std::string> check_names;
+    std::map<std::string, std::size_t> column_of;
+    for (const auto& n : report.nodes) {
+        for (const auto& c : n.checks) {
+            if (column_of.emplace(c.check, check_names.size()).second) {
+                check_names.push_back(c.check);
+            }
+        }
+    }
+    Table table;
+    table.header = {"NODE", "VERDICT"};
+    for (const auto& name : check_names) {
+        table.header.push_back(sanitize_text(name));
+    }
+    table.rows.reserve(order.size());
+    table.row_colour.reserve(order.size());
+    for (const NodeReport* n : order) {
+        std::vector<std::string> row(2 + check_names.size(), "-");
+        row[0] = sanitize_text(n->name);
+        row[1] = upper(core::to_string(n->verdict)) + (n->reference ? " (ref)" : "");
+        for (const auto& c : n->checks) {
+            row[2 + column_of[c.check]] = check_cell(c);
+        }
+        table.rows.push_back(std::move(row));
+        table.row_colour.push_back(verdict_colour(n->verdict));
+    }
+    render_table(out, table, color, "", 1);
+}
 
+// "Reasons:" and a line per reason of every node that did not pass.
+void render_reasons(std::string& out, const std::vector<const NodeReport*>& order, bool color) {
     bool any_reason = false;
     for (const NodeReport* n : order) {
         if (n->verdict == core::Verdict::pass) {
@@ -293,7 +298,10 @@ std::string render_terminal(const RunReport& report, bool color) {
                                sanitize_text(reason));
         }
     }
+}
 
+// What the verdicts do not say: undecided nodes, an interrupted run, the time budget.
+void render_notices(std::string& out, const RunReport& report) {
     for (const auto& notice : undecided_notices(report)) {
         out += "\n" + sanitize_text(notice) + "\n";
     }
@@ -306,52 +314,76 @@ std::string render_terminal(const RunReport& report, bool color) {
             out += sanitize_text(line) + "\n";
         }
     }
-    if (!report.actions.empty()) {
-        const std::string title =
-            report.apply ? "Actions (--apply):" : "Actions: PLANNED (dry run; pass --apply to act)";
-        out += color ? std::string("\n") + k_bold + title + k_reset + "\n" : "\n" + title + "\n";
-        // Status on the row, the command on its own line: commands and failure messages are both
-        // long, and side by side either one would push the other off the screen.
-        Table table;
-        table.rows.reserve(report.actions.size());
-        table.details.reserve(report.actions.size());
-        for (const auto& a : report.actions) {
-            table.details.push_back(
-                a.sink == "k8s" || a.argv.empty()
-                    ? sanitize_text(a.patch.is_null()
-                                        ? std::string()
-                                        : a.patch.dump(-1, ' ', false,
-                                                       nlohmann::json::error_handler_t::replace))
-                    : display_argv(a.argv));
-            table.rows.push_back({sanitize_text(a.node), sanitize_text(a.kind),
-                                  sanitize_text(a.sink), action_status(report, a)});
-            table.row_colour.push_back(a.applied ? "\x1b[32m" : (report.apply ? k_red : nullptr));
-        }
-        render_table(out, table, color, "  ", 3);
-    } else if (report.apply) {
-        out += "\nActions (--apply): none\n";
-    }
+}
 
+// The planned or applied actions, or "none" when --apply found nothing to do.
+void render_actions(std::string& out, const RunReport& report, bool color) {
+    if (report.actions.empty()) {
+        if (report.apply) {
+            out += "\nActions (--apply): none\n";
+        }
+        return;
+    }
+    const std::string title =
+        report.apply ? "Actions (--apply):" : "Actions: PLANNED (dry run; pass --apply to act)";
+    out += color ? std::string("\n") + k_bold + title + k_reset + "\n" : "\n" + title + "\n";
+    // Status on the row, the command on its own line: commands and failure messages are both
+    // long, and side by side either one would push the other off the screen.
+    Table table;
+    table.rows.reserve(report.actions.size());
+    table.details.reserve(report.actions.size());
+    for (const auto& a : report.actions) {
+        table.details.push_back(
+            a.sink == "k8s" || a.argv.empty()
+                ? sanitize_text(
+                      a.patch.is_null()
+                          ? std::string()
+                          : a.patch.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+                : display_argv(a.argv));
+        table.rows.push_back({sanitize_text(a.node), sanitize_text(a.kind), sanitize_text(a.sink),
+                              action_status(report, a)});
+        table.row_colour.push_back(a.applied ? "\x1b[32m" : (report.apply ? k_red : nullptr));
+    }
+    render_table(out, table, color, "  ", 3);
+}
+
+// The circuit breaker's message when it tripped, and what became of the ledger record.
+void render_breaker_and_ledger(std::string& out, const RunReport& report, bool color) {
     if (report.breaker.tripped) {
         const std::string line = "!! " + sanitize_text(report.breaker.message);
         out += "\n";
         out += color ? k_red + line + k_reset : line;
         out += "\n";
     }
-    if (report.ledger.is_object()) {
-        const auto& l = report.ledger;
-        const std::string where = sanitize_text(l.value("ledger", std::string()));
-        if (l.contains("error")) {
-            const std::string line = "!! ledger NOT written (" + where +
-                                     "): " + sanitize_text(l.value("error", std::string())) +
-                                     "; later: preflight ledger import <report.json>";
-            out += "\n" + (color ? k_red + line + k_reset : line) + "\n";
-        } else if (l.value("recorded", false)) {
-            out += "\nLedger: recorded in " + where + " as " + l.value("kind", std::string()) +
-                   " (" + std::to_string(l.value("results", 0)) + " results, " +
-                   std::to_string(l.value("fingerprints_changed", 0)) + " new fingerprints)\n";
-        }
+    if (!report.ledger.is_object()) {
+        return;
     }
+    const auto& l = report.ledger;
+    const std::string where = sanitize_text(l.value("ledger", std::string()));
+    if (l.contains("error")) {
+        const std::string line = "!! ledger NOT written (" + where +
+                                 "): " + sanitize_text(l.value("error", std::string())) +
+                                 "; later: preflight ledger import <report.json>";
+        out += "\n" + (color ? k_red + line + k_reset : line) + "\n";
+    } else if (l.value("recorded", false)) {
+        out += "\nLedger: recorded in " + where + " as " + l.value("kind", std::string()) + " (" +
+               std::to_string(l.value("results", 0)) + " results, " +
+               std::to_string(l.value("fingerprints_changed", 0)) + " new fingerprints)\n";
+    }
+}
+
+}  // namespace
+
+std::string render_terminal(const RunReport& report, bool color) {
+    std::string out;
+    out.reserve(256 + report.nodes.size() * 96);
+    render_header(out, report, color);
+    const auto order = nodes_by_attention(report);
+    render_node_table(out, report, order, color);
+    render_reasons(out, order, color);
+    render_notices(out, report);
+    render_actions(out, report, color);
+    render_breaker_and_ledger(out, report, color);
     return out;
 }
 

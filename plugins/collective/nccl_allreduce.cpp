@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,33 +49,37 @@ NetVerdict judge_nccl_nic_use(const CheckContext& ctx, const nlohmann::json& par
     return judge_net_usage(parse_nccl_net_lines(*text), *expected);
 }
 
-}  // namespace
-
-core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
-                                               const nlohmann::json& params) {
+// The sizes and timeouts from the params, a profile's figures where a param is left at its
+// default; the GPU layout is filled in later.
+core::Result<MeasurePlan> plan_from_params(const nlohmann::json& params) {
     auto profile = nccl_profile(params.at("profile").get<std::string>());
     if (!profile) {
-        return make_result(core::Verdict::error, profile.error().message);
+        return profile.error();
     }
-    long long bytes = params.at("bytes").get<long long>();
-    long long warmup = params.at("warmup").get<long long>();
-    long long iters = params.at("iters").get<long long>();
-    bytes = bytes == 0 ? profile->bytes : bytes;
-    warmup = warmup < 0 ? profile->warmup : warmup;
-    iters = iters < 0 ? profile->iters : iters;
-    if (bytes < 4 || bytes % 4 != 0) {
-        return make_result(core::Verdict::error,
-                           "bytes must be a positive multiple of 4, got " + std::to_string(bytes));
+    MeasurePlan plan;
+    const long long bytes = params.at("bytes").get<long long>();
+    const long long warmup = params.at("warmup").get<long long>();
+    const long long iters = params.at("iters").get<long long>();
+    plan.bytes = bytes == 0 ? profile->bytes : bytes;
+    plan.warmup = warmup < 0 ? profile->warmup : warmup;
+    plan.iters = iters < 0 ? profile->iters : iters;
+    if (plan.bytes < 4 || plan.bytes % 4 != 0) {
+        return core::Error{"bytes must be a positive multiple of 4, got " +
+                           std::to_string(plan.bytes)};
     }
-    if (iters < 1) {
-        return make_result(core::Verdict::error, "need iters >= 1");
+    if (plan.iters < 1) {
+        return core::Error{"need iters >= 1"};
     }
-    const bool check_data = params.at("check_data").get<bool>();
-    const double init_timeout_s = params.at("init_timeout_s").get<double>();
-    const double step_timeout_s = params.at("step_timeout_s").get<double>();
+    plan.check_data = params.at("check_data").get<bool>();
+    plan.init_timeout_s = params.at("init_timeout_s").get<double>();
+    plan.step_timeout_s = params.at("step_timeout_s").get<double>();
+    return plan;
+}
 
-    // Without the GPU stack the check cannot run: skip, naming what is missing, unless the
-    // configuration requires GPUs here.
+// The number of local GPUs to use, or the result that ends the check: without the GPU stack the
+// check cannot run (skip, naming what is missing, unless the configuration requires GPUs here);
+// fewer GPUs than asked for is a finding.
+std::optional<core::CheckResult> count_local_gpus(const nlohmann::json& params, int& gpus) {
     const auto missing =
         params.at("require_gpu").get<bool>() ? core::Verdict::error : core::Verdict::skip;
     if (auto api = load_nccl_api(); !api) {
@@ -99,43 +104,16 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
         return make_result(core::Verdict::fail, "gpus: " + std::to_string(wanted) + " requested, " +
                                                     std::to_string(visible) + " visible");
     }
-    const int gpus = wanted > 0 ? static_cast<int>(wanted) : visible;
+    gpus = wanted > 0 ? static_cast<int>(wanted) : visible;
+    return std::nullopt;
+}
 
-    const bool group = scope() == Scope::group;
-    const int nodes = group ? ctx.group.size() : 1;
-    const int node_rank = group ? ctx.group.rank : 0;
-    if (group && (ctx.kv == nullptr || nodes < 1 || node_rank < 0 || node_rank >= nodes)) {
-        return make_result(core::Verdict::error, "no valid group or rendezvous store");
-    }
-    const auto bound = [&](double seconds) {
-        return std::chrono::milliseconds(
-            static_cast<long long>(std::max(0.001, std::min(seconds, ctx.seconds_left())) * 1000));
-    };
-
-    // Every node must bring the same number of GPUs: the rank layout is node_rank * gpus + d.
-    if (group && nodes > 1) {
-        if (auto st = agree_on_gpu_count(*ctx.kv, ctx.group.id, node_rank, ctx.group.members, gpus,
-                                         bound(init_timeout_s));
-            !st) {
-            return make_result(core::Verdict::error, st.error().message);
-        }
-    }
-    const int nranks = nodes * gpus;
-    const int first_rank = node_rank * gpus;
-    if (nranks < 2) {
-        return make_result(core::Verdict::skip, "1 GPU in all: nothing to all-reduce");
-    }
-
-    // NCCL's INFO log (network and NIC choice) goes to a private file, set before the first NCCL
-    // call of the process; the variables are restored after the run.
-    ScopedEnv env;
-    const std::string not_captured = NcclDebugCapture::instance().arm(
-        process_env,
-        [&env](const std::string& name, const std::string& value) { env.set(name, value); });
-
-    // The unique id: rank 0 creates it; the others read it from the controller's store.
+// The unique id: rank 0 creates it; the others read it from the controller's store. A node-local
+// run (or a group of one) creates its own.
+core::Result<ncclUniqueId> unique_id(const CheckContext& ctx, bool shared_by_group, int node_rank,
+                                     std::chrono::milliseconds limit) {
     ncclUniqueId id{};
-    if (group && nodes > 1) {
+    if (shared_by_group) {
         auto shared = share_unique_id(
             *ctx.kv, ctx.group.id, node_rank, sizeof(id),
             []() -> core::Result<std::vector<char>> {
@@ -146,30 +124,71 @@ core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
                 const auto* raw = reinterpret_cast<const char*>(&fresh);
                 return std::vector<char>(raw, raw + sizeof(fresh));
             },
-            bound(init_timeout_s));
+            limit);
         if (!shared) {
-            return make_result(core::Verdict::error, shared.error().message);
+            return shared.error();
         }
         std::memcpy(&id, shared->data(), sizeof(id));
     } else if (const ncclResult_t rc = nccl_lib().ncclGetUniqueId(&id); rc != ncclSuccess) {
-        return make_result(core::Verdict::error, nccl_error("ncclGetUniqueId", rc).message);
+        return nccl_error("ncclGetUniqueId", rc);
+    }
+    return id;
+}
+
+}  // namespace
+
+core::CheckResult NcclAllreduceCheck::run_impl(const CheckContext& ctx,
+                                               const nlohmann::json& params) {
+    auto planned = plan_from_params(params);
+    if (!planned) {
+        return make_result(core::Verdict::error, planned.error().message);
+    }
+    MeasurePlan plan = *planned;
+    if (auto ended = count_local_gpus(params, plan.gpus)) {
+        return *ended;
+    }
+
+    const bool group = scope() == Scope::group;
+    plan.nodes = group ? ctx.group.size() : 1;
+    const int node_rank = group ? ctx.group.rank : 0;
+    if (group &&
+        (ctx.kv == nullptr || plan.nodes < 1 || node_rank < 0 || node_rank >= plan.nodes)) {
+        return make_result(core::Verdict::error, "no valid group or rendezvous store");
+    }
+    const auto bound = [&](double seconds) {
+        return std::chrono::milliseconds(
+            static_cast<long long>(std::max(0.001, std::min(seconds, ctx.seconds_left())) * 1000));
+    };
+
+    // Every node must bring the same number of GPUs: the rank layout is node_rank * gpus + d.
+    if (group && plan.nodes > 1) {
+        if (auto st = agree_on_gpu_count(*ctx.kv, ctx.group.id, node_rank, ctx.group.members,
+                                         plan.gpus, bound(plan.init_timeout_s));
+            !st) {
+            return make_result(core::Verdict::error, st.error().message);
+        }
+    }
+    plan.nranks = plan.nodes * plan.gpus;
+    plan.first_rank = node_rank * plan.gpus;
+    if (plan.nranks < 2) {
+        return make_result(core::Verdict::skip, "1 GPU in all: nothing to all-reduce");
+    }
+
+    // NCCL's INFO log (network and NIC choice) goes to a private file, set before the first NCCL
+    // call of the process; the variables are restored after the run.
+    ScopedEnv env;
+    const std::string not_captured = NcclDebugCapture::instance().arm(
+        process_env,
+        [&env](const std::string& name, const std::string& value) { env.set(name, value); });
+
+    const auto id = unique_id(ctx, group && plan.nodes > 1, node_rank, bound(plan.init_timeout_s));
+    if (!id) {
+        return make_result(core::Verdict::error, id.error().message);
     }
 
     env.set("NCCL_ALGO", params.at("algo").get<std::string>());
     env.set("NCCL_PROTO", params.at("proto").get<std::string>());
-
-    MeasurePlan plan;
-    plan.gpus = gpus;
-    plan.nodes = nodes;
-    plan.nranks = nranks;
-    plan.first_rank = first_rank;
-    plan.bytes = bytes;
-    plan.warmup = warmup;
-    plan.iters = iters;
-    plan.check_data = check_data;
-    plan.init_timeout_s = init_timeout_s;
-    plan.step_timeout_s = step_timeout_s;
-    return nccl::measure(plan, id, bound,
+    return nccl::measure(plan, *id, bound,
                          [&] { return judge_nccl_nic_use(ctx, params, not_captured); });
 }
 

@@ -14,7 +14,11 @@
 // 3. pass, with the out-of-place busBW of the row as printed.
 #include <algorithm>
 #include <iomanip>
+#include <map>
+#include <optional>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "core/check_spec.hpp"
 #include "plugins/exec/nccl_tests_parser.hpp"
@@ -57,6 +61,117 @@ double wrong_of(const NcclTestsRow& r, bool count = true) {
     return count ? a + b : std::max(a, b);
 }
 
+// The figures of the row judged, as printed (out-of-place).
+void put_row_metrics(const NcclTestsOutput& output, const NcclTestsRow& row,
+                     std::map<std::string, double>& metrics) {
+    const auto& oop = *row.out_of_place;
+    metrics["bytes"] = static_cast<double>(row.size);
+    metrics[std::string(core::k_busbw_metric)] = oop.busbw_gbps;
+    metrics["algbw_gbps"] = oop.algbw_gbps;
+    metrics["seconds_per_iter"] = oop.time_us / 1e6;
+    metrics[output.wrong_is_count ? "wrong" : "max_error"] = wrong_of(row, output.wrong_is_count);
+}
+
+// Rule 1: data corruption, as nccl-tests reports it. The fail's detail, or nullopt.
+std::optional<std::string> corruption(const NcclTestsOutput& output) {
+    if (output.wrong_is_count) {
+        for (const auto& r : output.rows) {
+            if (wrong_of(r) > 0) {
+                return "data check failed: " + number(wrong_of(r)) + " wrong elements at " +
+                       std::to_string(r.size) + " bytes" + quoted(r);
+            }
+        }
+    }
+    if (output.out_of_bounds.value_or(0) > 0) {
+        return "nccl-tests counted " + std::to_string(*output.out_of_bounds) +
+               " out-of-bounds values: \"" + output.out_of_bounds_line + "\"";
+    }
+    for (const auto* list : {&output.setup_errors, &output.errors}) {
+        for (const auto& line : *list) {
+            if (mentions(line, "uncorrectable ECC error") ||
+                mentions(line, "uncorrectable NVLink error")) {
+                return "hardware error: \"" + line + "\"";
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+// Why there is no row to judge: no table at all, or none at the size (with the sizes there are).
+std::string no_row_detail(const NcclTestsOutput& output, long long target_bytes) {
+    if (output.tables == 0) {
+        return "no nccl-tests table in the output";
+    }
+    std::string sizes;
+    for (const auto& r : output.rows) {
+        sizes += (sizes.empty() ? "" : ", ") + std::to_string(r.size);
+    }
+    return "no result row at " + std::to_string(target_bytes) +
+           " bytes (rows: " + (sizes.empty() ? "none" : sizes) + ")";
+}
+
+// Rule 2: what cannot be judged. The error's detail, or nullopt when the row can be judged.
+std::optional<std::string> unjudgeable(const NcclTestsOutput& output, const NcclTestsRow* row,
+                                       long long target_bytes, const NcclTestsExit& exit) {
+    const std::string first_warn = output.warnings.empty()
+                                       ? std::string()
+                                       : " (first NCCL WARN: \"" + output.warnings[0] + "\")";
+    const std::string warn = (exit.ok ? std::string() : "; " + exit.describe) + first_warn;
+    if (!output.layout_error.empty()) {
+        return "cannot read the nccl-tests output: " + output.layout_error;
+    }
+    if (!output.setup_errors.empty()) {
+        return "nccl-tests failed before measuring: \"" + output.setup_errors[0] + "\"" + warn;
+    }
+    if (!output.errors.empty()) {
+        return "nccl-tests failed during the test: \"" + output.errors[0] + "\"" + warn;
+    }
+    if (exit.timed_out) {
+        return "nccl-tests " + exit.describe + " (hung or too slow; inconclusive)" + first_warn;
+    }
+    if (row == nullptr) {
+        return no_row_detail(output, target_bytes) + warn;
+    }
+    if (!output.disagreement.empty()) {
+        return output.disagreement;
+    }
+    if (!output.wrong_is_count && wrong_of(*row, false) > 0 && !output.out_of_bounds) {
+        return "max error " + number(wrong_of(*row, false)) + " at " + std::to_string(row->size) +
+               " bytes and no out-of-bounds summary to say whether it is within "
+               "nccl-tests' tolerance" +
+               quoted(*row);
+    }
+    if (!exit.ok) {
+        return "nccl-tests exited badly after a clean row at " + std::to_string(row->size) +
+               " bytes (launcher trouble?)" + warn;
+    }
+    if (output.ranks == 1) {
+        return "nccl-tests ran 1 rank: an all-reduce of one rank moves nothing between "
+               "GPUs (busBW is 0 by definition); give it the node's GPUs (gpus) or a "
+               "launcher with one task per GPU";
+    }
+    return std::nullopt;
+}
+
+// Rule 3: the pass's detail for a clean row.
+std::string clean_row_detail(const NcclTestsOutput& output, const NcclTestsRow& row) {
+    const auto& oop = *row.out_of_place;
+    std::ostringstream detail;
+    detail.precision(4);
+    detail << "all_reduce at " << row.size << " bytes (" << row.type
+           << (row.redop.empty() ? "" : " " + row.redop)
+           << (output.ranks > 0 ? ", " + std::to_string(output.ranks) + " ranks" : std::string())
+           << "): out-of-place busBW " << oop.busbw_gbps << " GB/s, algBW " << oop.algbw_gbps
+           << " GB/s, " << oop.time_us << " us"
+           << (!oop.wrong ? ", data check off (N/A)"
+                          : (output.wrong_is_count ? ", verified" : ", within tolerance"));
+    if (output.tables > 1) {
+        detail << "; " << output.tables << " launcher tasks printed a table each, task "
+               << "with the lowest label reported";
+    }
+    return detail.str();
+}
+
 }  // namespace
 
 core::CheckResult judge_nccl_tests(const NcclTestsOutput& output, long long target_bytes,
@@ -68,123 +183,19 @@ core::CheckResult judge_nccl_tests(const NcclTestsOutput& output, long long targ
     }
     const NcclTestsRow* row = find_row(output, target_bytes);
     if (row != nullptr) {
-        const auto& oop = *row->out_of_place;
-        result.metrics["bytes"] = static_cast<double>(row->size);
-        result.metrics[std::string(core::k_busbw_metric)] = oop.busbw_gbps;
-        result.metrics["algbw_gbps"] = oop.algbw_gbps;
-        result.metrics["seconds_per_iter"] = oop.time_us / 1e6;
-        result.metrics[output.wrong_is_count ? "wrong" : "max_error"] =
-            wrong_of(*row, output.wrong_is_count);
+        put_row_metrics(output, *row, result.metrics);
     }
-
-    // 1. Data corruption, as nccl-tests reports it.
-    if (output.wrong_is_count) {
-        for (const auto& r : output.rows) {
-            if (wrong_of(r) > 0) {
-                result.verdict = core::Verdict::fail;
-                result.detail = "data check failed: " + number(wrong_of(r)) +
-                                " wrong elements at " + std::to_string(r.size) + " bytes" +
-                                quoted(r);
-                return result;
-            }
-        }
-    }
-    if (output.out_of_bounds.value_or(0) > 0) {
+    if (auto failed = corruption(output)) {
         result.verdict = core::Verdict::fail;
-        result.detail = "nccl-tests counted " + std::to_string(*output.out_of_bounds) +
-                        " out-of-bounds values: \"" + output.out_of_bounds_line + "\"";
+        result.detail = std::move(*failed);
         return result;
     }
-    for (const auto* list : {&output.setup_errors, &output.errors}) {
-        for (const auto& line : *list) {
-            if (mentions(line, "uncorrectable ECC error") ||
-                mentions(line, "uncorrectable NVLink error")) {
-                result.verdict = core::Verdict::fail;
-                result.detail = "hardware error: \"" + line + "\"";
-                return result;
-            }
-        }
-    }
-
-    // 2. What cannot be judged.
-    const std::string warn =
-        (exit.ok ? std::string() : "; " + exit.describe) +
-        (output.warnings.empty() ? std::string()
-                                 : " (first NCCL WARN: \"" + output.warnings[0] + "\")");
-    if (!output.layout_error.empty()) {
-        result.detail = "cannot read the nccl-tests output: " + output.layout_error;
+    if (auto why = unjudgeable(output, row, target_bytes, exit)) {
+        result.detail = std::move(*why);
         return result;
-    }
-    if (!output.setup_errors.empty()) {
-        result.detail =
-            "nccl-tests failed before measuring: \"" + output.setup_errors[0] + "\"" + warn;
-        return result;
-    }
-    if (!output.errors.empty()) {
-        result.detail = "nccl-tests failed during the test: \"" + output.errors[0] + "\"" + warn;
-        return result;
-    }
-    if (exit.timed_out) {
-        result.detail =
-            "nccl-tests " + exit.describe + " (hung or too slow; inconclusive)" +
-            (output.warnings.empty() ? "" : " (first NCCL WARN: \"" + output.warnings[0] + "\")");
-        return result;
-    }
-    if (row == nullptr) {
-        std::string sizes;
-        for (const auto& r : output.rows) {
-            sizes += (sizes.empty() ? "" : ", ") + std::to_string(r.size);
-        }
-        result.detail =
-            (output.tables == 0 ? std::string("no nccl-tests table in the output")
-                                : "no result row at " + std::to_string(target_bytes) +
-                                      " bytes (rows: " + (sizes.empty() ? "none" : sizes) + ")") +
-            warn;
-        return result;
-    }
-    if (!output.disagreement.empty()) {
-        result.detail = output.disagreement;
-        return result;
-    }
-    if (!output.wrong_is_count && wrong_of(*row, false) > 0 && !output.out_of_bounds) {
-        result.detail = "max error " + number(wrong_of(*row, false)) + " at " +
-                        std::to_string(row->size) +
-                        " bytes and no out-of-bounds summary to say whether it is within "
-                        "nccl-tests' tolerance" +
-                        quoted(*row);
-        return result;
-    }
-    if (!exit.ok) {
-        result.detail = "nccl-tests exited badly after a clean row at " +
-                        std::to_string(row->size) + " bytes (launcher trouble?)" + warn;
-        return result;
-    }
-
-    if (output.ranks == 1) {
-        result.detail =
-            "nccl-tests ran 1 rank: an all-reduce of one rank moves nothing between "
-            "GPUs (busBW is 0 by definition); give it the node's GPUs (gpus) or a "
-            "launcher with one task per GPU";
-        return result;
-    }
-
-    // 3. A clean row.
-    const auto& oop = *row->out_of_place;
-    std::ostringstream detail;
-    detail.precision(4);
-    detail << "all_reduce at " << row->size << " bytes (" << row->type
-           << (row->redop.empty() ? "" : " " + row->redop)
-           << (output.ranks > 0 ? ", " + std::to_string(output.ranks) + " ranks" : std::string())
-           << "): out-of-place busBW " << oop.busbw_gbps << " GB/s, algBW " << oop.algbw_gbps
-           << " GB/s, " << oop.time_us << " us"
-           << (!oop.wrong ? ", data check off (N/A)"
-                          : (output.wrong_is_count ? ", verified" : ", within tolerance"));
-    if (output.tables > 1) {
-        detail << "; " << output.tables << " launcher tasks printed a table each, task "
-               << "with the lowest label reported";
     }
     result.verdict = core::Verdict::pass;
-    result.detail = detail.str();
+    result.detail = clean_row_detail(output, *row);
     return result;
 }
 

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "core/sysfs.hpp"
 #include "plugins/link/counter_snapshots.hpp"
@@ -48,6 +51,191 @@ link::CounterSnapshot read_counters(const core::SysfsReader& sysfs, const Port& 
         }
     }
     return snapshot;
+}
+
+// The check's params, read once.
+struct IbParams {
+    long long expect_active = 0;
+    long long expect_rate = 0;
+    std::string expect_layer;
+    bool require_all_active = true;
+    std::vector<std::string> counter_names;
+    long long sample_ms = 0;
+    unsigned long long max_delta = 0;
+};
+
+IbParams params_from(const nlohmann::json& params) {
+    IbParams p;
+    p.expect_active = params.at("expect_active_ports").get<long long>();
+    p.expect_rate = params.at("expect_rate_gbps").get<long long>();
+    p.expect_layer = params.at("expect_link_layer").get<std::string>();
+    p.require_all_active = params.at("require_all_active").get<bool>();
+    p.counter_names = params.at("error_counters").get<std::vector<std::string>>();
+    p.sample_ms = std::max(0LL, params.at("sample_ms").get<long long>());
+    p.max_delta = static_cast<unsigned long long>(
+        std::max(0LL, params.at("max_error_delta").get<long long>()));
+    return p;
+}
+
+// What a run has read and found so far.
+struct IbRun {
+    std::vector<Port> ports;
+    std::vector<link::CounterSnapshot> before;  // per port, the counters as first read
+    std::vector<std::string> summaries;         // per port, for the pass detail
+    std::vector<std::string> findings;
+    std::vector<std::string> unjudged;  // could not be compared: error, not fail
+    int active_ports = 0;
+};
+
+// The metric prefix of a port: "mlx5_0.1.".
+std::string metric_prefix(const Port& port) {
+    return port.device + "." + port.port + ".";
+}
+
+// Every port of the devices; a device with an invalid name or no ports is a finding.
+void list_ports(const core::SysfsReader& sysfs, const std::vector<std::string>& devices,
+                IbRun& run) {
+    for (const auto& device : devices) {
+        if (!link::valid_name(device)) {
+            run.findings.push_back("'" + device + "': not a valid device name");
+            continue;
+        }
+        const std::string ports_dir = k_class_ib + "/" + device + "/ports";
+        const auto names = sysfs.list(ports_dir);
+        if (names.empty()) {
+            run.findings.push_back(device + ": missing (no " + ports_dir + ")");
+            continue;
+        }
+        for (const auto& port : names) {
+            run.ports.push_back({device, port, ports_dir + "/" + port, device + " port " + port});
+        }
+    }
+}
+
+// One port's state, rate and link layer judged against the params, and its counters read.
+void read_port(const core::SysfsReader& sysfs, const Port& port, const IbParams& p, IbRun& run,
+               std::map<std::string, double>& metrics) {
+    const std::string key = metric_prefix(port);
+    const auto state = sysfs.read(port.dir + "/state");
+    const auto phys = sysfs.read(port.dir + "/phys_state");
+    const auto rate_text = sysfs.read(port.dir + "/rate");
+    const auto layer = sysfs.read(port.dir + "/link_layer");
+    const std::string state_s = state ? link::state_name(*state) : "unreadable";
+    const std::string phys_s = phys ? link::state_name(*phys) : "unreadable";
+    // ACTIVE alone is not enough: a port can be logically ACTIVE while the physical layer
+    // retrains; LinkUp alone is a port waiting for the subnet manager (INIT/ARMED).
+    const bool active = state_s == "ACTIVE" && phys_s == "LinkUp";
+    metrics[key + "active"] = active ? 1.0 : 0.0;
+    if (active) {
+        ++run.active_ports;
+    } else if (p.require_all_active) {
+        run.findings.push_back(port.label + ": state " + state_s + ", phys_state " + phys_s);
+    }
+
+    const auto rate = link::leading_number_of(rate_text);
+    if (rate) {
+        metrics[key + "rate_gbps"] = *rate;
+    }
+    // A down port reports a nominal rate (often the slowest width/speed); judging it would
+    // repeat the state finding with a misleading figure.
+    if (p.expect_rate > 0 && active) {
+        if (!rate) {
+            run.findings.push_back(port.label + ": rate unreadable, expected " +
+                                   std::to_string(p.expect_rate) + " Gb/s");
+        } else if (*rate < static_cast<double>(p.expect_rate)) {
+            run.findings.push_back(port.label + " at " + link::format_number(*rate) +
+                                   " Gb/s, expected " + std::to_string(p.expect_rate));
+        }
+    }
+    if (!p.expect_layer.empty() && layer.value_or("") != p.expect_layer) {
+        run.findings.push_back(port.label + ": link_layer " + layer.value_or("unreadable") +
+                               ", expected " + p.expect_layer);
+    }
+
+    auto counters = read_counters(sysfs, port, p.counter_names);
+    for (const auto& [name, value] : counters) {
+        metrics[key + name] = static_cast<double>(value);
+    }
+    run.before.push_back(std::move(counters));
+    run.summaries.push_back(port.label + ": " + state_s + ", " +
+                            (rate ? link::format_number(*rate) + " Gb/s" : "rate unknown") + ", " +
+                            layer.value_or("link layer unknown"));
+}
+
+// "<device>.<port>.<counter>_delta" for every counter of later that did not go backwards.
+void put_deltas(const Port& port, const link::CounterSnapshot& earlier,
+                const link::CounterSnapshot& later, std::map<std::string, double>& metrics) {
+    for (const auto& [name, value] : later) {
+        const auto was = earlier.find(name);
+        if (was != earlier.end() && value >= was->second) {
+            metrics[metric_prefix(port) + name + "_delta"] =
+                static_cast<double>(value - was->second);
+        }
+    }
+}
+
+// Phase begin: the counters just read become the baseline under store_key.
+void record_baseline(const IbRun& run, const std::string& store_key) {
+    link::Baseline taken{{}, std::chrono::steady_clock::now()};
+    for (std::size_t i = 0; i < run.ports.size(); ++i) {
+        taken.counters[run.ports[i].label] = run.before[i];
+    }
+    link::CounterSnapshots::instance().put(store_key, std::move(taken));
+}
+
+// Phase end: growth over the run, the baseline from begin against the reading just taken.
+void judge_since_baseline(const link::Baseline& baseline, unsigned long long max_delta, IbRun& run,
+                          std::map<std::string, double>& metrics) {
+    for (std::size_t i = 0; i < run.ports.size(); ++i) {
+        const auto it = baseline.counters.find(run.ports[i].label);
+        if (it == baseline.counters.end()) {
+            run.unjudged.push_back(run.ports[i].label + ": not in the baseline snapshot");
+            continue;
+        }
+        put_deltas(run.ports[i], it->second, run.before[i], metrics);
+        auto grew =
+            link::counter_delta_findings(run.ports[i].label, it->second, run.before[i], max_delta);
+        run.findings.insert(run.findings.end(), grew.begin(), grew.end());
+    }
+    metrics["baseline_age_s"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - baseline.taken).count();
+}
+
+// Phase window: counters since boot say little (a link that flapped during cabling months ago);
+// growth within a window says the link is sick now.
+void judge_window(const CheckContext& ctx, const core::SysfsReader& sysfs, const IbParams& p,
+                  IbRun& run, std::map<std::string, double>& metrics) {
+    const auto window = std::chrono::milliseconds(p.sample_ms);
+    if (std::chrono::steady_clock::now() + window >= ctx.deadline) {
+        run.unjudged.push_back("sample_ms " + std::to_string(p.sample_ms) +
+                               " does not fit before the deadline");
+        return;
+    }
+    ctx.wait(window);
+    for (std::size_t i = 0; i < run.ports.size(); ++i) {
+        const auto after = read_counters(sysfs, run.ports[i], p.counter_names);
+        put_deltas(run.ports[i], run.before[i], after, metrics);
+        auto grew =
+            link::counter_delta_findings(run.ports[i].label, run.before[i], after, p.max_delta);
+        run.findings.insert(run.findings.end(), grew.begin(), grew.end());
+    }
+}
+
+// Findings fail; counters that could not be compared say nothing about the link: an error, not
+// a fail; else pass with each port's summary.
+void conclude(IbRun& run, core::CheckResult& result) {
+    if (!run.findings.empty()) {
+        result.verdict = core::Verdict::fail;
+        run.findings.insert(run.findings.end(), run.unjudged.begin(), run.unjudged.end());
+        result.detail = link::join(run.findings);
+    } else if (!run.unjudged.empty()) {
+        result.verdict = core::Verdict::error;
+        result.detail = link::join(run.unjudged);
+    } else {
+        result.verdict = core::Verdict::pass;
+        result.detail =
+            std::to_string(run.active_ports) + " active port(s): " + link::join(run.summaries);
+    }
 }
 
 }  // namespace
@@ -97,14 +285,7 @@ core::CheckSpec InfinibandCheck::check_spec() {
 
 core::CheckResult InfinibandCheck::run_impl(const CheckContext& ctx, const nlohmann::json& params) {
     const core::SysfsReader sysfs(ctx.sysfs_root);
-    const auto expect_active = params.at("expect_active_ports").get<long long>();
-    const auto expect_rate = params.at("expect_rate_gbps").get<long long>();
-    const auto expect_layer = params.at("expect_link_layer").get<std::string>();
-    const auto require_all_active = params.at("require_all_active").get<bool>();
-    const auto counter_names = params.at("error_counters").get<std::vector<std::string>>();
-    const auto sample_ms = std::max(0LL, params.at("sample_ms").get<long long>());
-    const auto max_delta = static_cast<unsigned long long>(
-        std::max(0LL, params.at("max_error_delta").get<long long>()));
+    const IbParams p = params_from(params);
 
     core::CheckResult result;
     const auto phase_text = params.at("phase").get<std::string>();
@@ -115,11 +296,8 @@ core::CheckResult InfinibandCheck::run_impl(const CheckContext& ctx, const nlohm
         return result;
     }
     const std::string store_key = link::snapshot_key(std::string(k_name), ctx.node, ctx.sysfs_root);
-    std::vector<std::string> findings;
-    std::vector<std::string> unjudged;  // could not be compared: error, not fail
     auto devices = params.at("devices").get<std::vector<std::string>>();
-    const bool auto_mode = devices.empty();
-    if (auto_mode) {
+    if (devices.empty()) {
         devices = sysfs.list(k_class_ib);
         if (devices.empty()) {
             result.verdict = core::Verdict::skip;
@@ -133,146 +311,26 @@ core::CheckResult InfinibandCheck::run_impl(const CheckContext& ctx, const nlohm
         return result;
     }
 
-    std::vector<Port> ports;
-    for (const auto& device : devices) {
-        if (!link::valid_name(device)) {
-            findings.push_back("'" + device + "': not a valid device name");
-            continue;
-        }
-        const std::string ports_dir = k_class_ib + "/" + device + "/ports";
-        const auto names = sysfs.list(ports_dir);
-        if (names.empty()) {
-            findings.push_back(device + ": missing (no " + ports_dir + ")");
-            continue;
-        }
-        for (const auto& port : names) {
-            ports.push_back({device, port, ports_dir + "/" + port, device + " port " + port});
-        }
+    IbRun run;
+    list_ports(sysfs, devices, run);
+    for (const auto& port : run.ports) {
+        read_port(sysfs, port, p, run, result.metrics);
     }
-
-    int active_ports = 0;
-    std::vector<std::string> summaries;
-    std::vector<link::CounterSnapshot> before;
-    for (const auto& port : ports) {
-        const std::string key = port.device + "." + port.port + ".";
-        const auto state = sysfs.read(port.dir + "/state");
-        const auto phys = sysfs.read(port.dir + "/phys_state");
-        const auto rate_text = sysfs.read(port.dir + "/rate");
-        const auto layer = sysfs.read(port.dir + "/link_layer");
-        const std::string state_s = state ? link::state_name(*state) : "unreadable";
-        const std::string phys_s = phys ? link::state_name(*phys) : "unreadable";
-        // ACTIVE alone is not enough: a port can be logically ACTIVE while the physical layer
-        // retrains; LinkUp alone is a port waiting for the subnet manager (INIT/ARMED).
-        const bool active = state_s == "ACTIVE" && phys_s == "LinkUp";
-        result.metrics[key + "active"] = active ? 1.0 : 0.0;
-        if (active) {
-            ++active_ports;
-        } else if (require_all_active) {
-            findings.push_back(port.label + ": state " + state_s + ", phys_state " + phys_s);
-        }
-
-        const auto rate = link::leading_number_of(rate_text);
-        if (rate) {
-            result.metrics[key + "rate_gbps"] = *rate;
-        }
-        // A down port reports a nominal rate (often the slowest width/speed); judging it would
-        // repeat the state finding with a misleading figure.
-        if (expect_rate > 0 && active) {
-            if (!rate) {
-                findings.push_back(port.label + ": rate unreadable, expected " +
-                                   std::to_string(expect_rate) + " Gb/s");
-            } else if (*rate < static_cast<double>(expect_rate)) {
-                findings.push_back(port.label + " at " + link::format_number(*rate) +
-                                   " Gb/s, expected " + std::to_string(expect_rate));
-            }
-        }
-        if (!expect_layer.empty() && layer.value_or("") != expect_layer) {
-            findings.push_back(port.label + ": link_layer " + layer.value_or("unreadable") +
-                               ", expected " + expect_layer);
-        }
-
-        auto counters = read_counters(sysfs, port, counter_names);
-        for (const auto& [name, value] : counters) {
-            result.metrics[key + name] = static_cast<double>(value);
-        }
-        before.push_back(std::move(counters));
-        summaries.push_back(port.label + ": " + state_s + ", " +
-                            (rate ? link::format_number(*rate) + " Gb/s" : "rate unknown") + ", " +
-                            layer.value_or("link layer unknown"));
-    }
-    result.metrics["active_ports"] = active_ports;
-    result.metrics["ports"] = static_cast<double>(ports.size());
-
-    if (expect_active > 0 && active_ports < expect_active) {
-        findings.push_back("active ports " + std::to_string(active_ports) + ", expected " +
-                           std::to_string(expect_active));
+    result.metrics["active_ports"] = run.active_ports;
+    result.metrics["ports"] = static_cast<double>(run.ports.size());
+    if (p.expect_active > 0 && run.active_ports < p.expect_active) {
+        run.findings.push_back("active ports " + std::to_string(run.active_ports) + ", expected " +
+                               std::to_string(p.expect_active));
     }
 
     if (*phase == link::CounterPhase::begin) {
-        link::Baseline taken{{}, std::chrono::steady_clock::now()};
-        for (std::size_t i = 0; i < ports.size(); ++i) {
-            taken.counters[ports[i].label] = before[i];
-        }
-        link::CounterSnapshots::instance().put(store_key, std::move(taken));
+        record_baseline(run, store_key);
     } else if (*phase == link::CounterPhase::end) {
-        // Growth over the run: the baseline from begin against the reading just taken.
-        for (std::size_t i = 0; i < ports.size(); ++i) {
-            const auto it = baseline->counters.find(ports[i].label);
-            if (it == baseline->counters.end()) {
-                unjudged.push_back(ports[i].label + ": not in the baseline snapshot");
-                continue;
-            }
-            for (const auto& [name, value] : before[i]) {
-                const auto was = it->second.find(name);
-                if (was != it->second.end() && value >= was->second) {
-                    result.metrics[ports[i].device + "." + ports[i].port + "." + name + "_delta"] =
-                        static_cast<double>(value - was->second);
-                }
-            }
-            auto grew =
-                link::counter_delta_findings(ports[i].label, it->second, before[i], max_delta);
-            findings.insert(findings.end(), grew.begin(), grew.end());
-        }
-        result.metrics["baseline_age_s"] =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - baseline->taken)
-                .count();
-    } else if (sample_ms > 0 && !ports.empty()) {
-        // Counters since boot say little (a link that flapped during cabling months ago); growth
-        // within a window says the link is sick now.
-        const auto window = std::chrono::milliseconds(sample_ms);
-        if (std::chrono::steady_clock::now() + window >= ctx.deadline) {
-            unjudged.push_back("sample_ms " + std::to_string(sample_ms) +
-                               " does not fit before the deadline");
-        } else {
-            ctx.wait(window);
-            for (std::size_t i = 0; i < ports.size(); ++i) {
-                const auto after = read_counters(sysfs, ports[i], counter_names);
-                for (const auto& [name, value] : after) {
-                    const auto it = before[i].find(name);
-                    if (it != before[i].end() && value >= it->second) {
-                        result.metrics[ports[i].device + "." + ports[i].port + "." + name +
-                                       "_delta"] = static_cast<double>(value - it->second);
-                    }
-                }
-                auto grew =
-                    link::counter_delta_findings(ports[i].label, before[i], after, max_delta);
-                findings.insert(findings.end(), grew.begin(), grew.end());
-            }
-        }
+        judge_since_baseline(*baseline, p.max_delta, run, result.metrics);
+    } else if (p.sample_ms > 0 && !run.ports.empty()) {
+        judge_window(ctx, sysfs, p, run, result.metrics);
     }
-
-    if (!findings.empty()) {
-        result.verdict = core::Verdict::fail;
-        findings.insert(findings.end(), unjudged.begin(), unjudged.end());
-        result.detail = link::join(findings);
-    } else if (!unjudged.empty()) {
-        // Counters that could not be compared say nothing about the link: not a fail.
-        result.verdict = core::Verdict::error;
-        result.detail = link::join(unjudged);
-    } else {
-        result.verdict = core::Verdict::pass;
-        result.detail = std::to_string(active_ports) + " active port(s): " + link::join(summaries);
-    }
+    conclude(run, result);
     return result;
 }
 

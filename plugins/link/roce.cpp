@@ -3,8 +3,11 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/checked_number.hpp"
 #include "core/sysfs.hpp"
@@ -50,6 +53,160 @@ std::vector<std::string> check_pfc(const std::string& ifname, const core::Result
     return out;
 }
 
+// The check's params, checked.
+struct RoceParams {
+    std::vector<std::string> prios;
+    std::string expect_trust;
+    std::vector<std::string> expect_pfc;
+    std::uint8_t expect_pfc_mask = 0;  // bit n = prio n
+    std::string mlxconfig_mode;
+    std::chrono::milliseconds mlxconfig_timeout{0};
+};
+
+core::Result<RoceParams> params_from(const nlohmann::json& params) {
+    RoceParams p;
+    p.prios = params.at("prios").get<std::vector<std::string>>();
+    p.expect_trust = params.at("expect_trust").get<std::string>();
+    p.expect_pfc = params.at("expect_pfc_prios").get<std::vector<std::string>>();
+    p.mlxconfig_mode = params.at("mlxconfig").get<std::string>();
+    p.mlxconfig_timeout = core::clamp_to_millis(params.at("mlxconfig_timeout_s").get<double>());
+    if (p.mlxconfig_mode != "off" && p.mlxconfig_mode != "auto") {
+        return core::Error{"mlxconfig: '" + p.mlxconfig_mode + "' is not auto or off"};
+    }
+    for (const auto& prio : p.prios) {
+        if (!valid_prio(prio)) {
+            return core::Error{"prios: '" + prio + "' is not a priority 0-7"};
+        }
+    }
+    for (const auto& prio : p.expect_pfc) {
+        if (!valid_prio(prio)) {
+            return core::Error{"expect_pfc_prios: '" + prio + "' is not a priority 0-7"};
+        }
+        p.expect_pfc_mask |= static_cast<std::uint8_t>(1U << (prio[0] - '0'));
+    }
+    return p;
+}
+
+// Auto mode: every interface with RoCE ECN settings (an ecn/ directory).
+std::vector<std::string> ecn_interfaces(const core::SysfsReader& sysfs) {
+    std::vector<std::string> names;
+    for (auto& entry : sysfs.list(link::k_class_net)) {
+        std::error_code ec;
+        if (std::filesystem::is_directory(sysfs.path(link::k_class_net + "/" + entry + "/ecn"),
+                                          ec)) {
+            names.push_back(std::move(entry));
+        }
+    }
+    return names;
+}
+
+// What the interfaces showed, over all of them.
+struct RoceTally {
+    std::vector<std::string> findings;
+    int enabled = 0;   // DCQCN points found on
+    int expected = 0;  // DCQCN points looked at
+    int mlxconfig_queried = 0;
+};
+
+// DCQCN at the notification and reaction points of every prio of one interface.
+void check_dcqcn(const core::SysfsReader& sysfs, const std::string& ifname,
+                 const std::vector<std::string>& prios, RoceTally& tally,
+                 std::map<std::string, double>& metrics) {
+    const std::string dir = link::k_class_net + "/" + ifname;
+    for (const auto& prio : prios) {
+        std::vector<std::string> off;
+        std::vector<std::string> unreadable;
+        for (const auto& point : k_points) {
+            ++tally.expected;
+            const auto value = sysfs.read_int(dir + "/ecn/" + point + "/enable/" + prio);
+            if (value) {
+                metrics[ifname + "." + point + ".prio" + prio] = static_cast<double>(*value);
+            }
+            if (!value) {
+                unreadable.push_back(point);
+            } else if (*value != 1) {
+                off.push_back(point);
+            } else {
+                ++tally.enabled;
+            }
+        }
+        if (!off.empty()) {
+            tally.findings.push_back(ifname + ": DCQCN off on prio " + prio + " (" +
+                                     link::join(off) + ")");
+        }
+        if (!unreadable.empty()) {
+            tally.findings.push_back(ifname + ": DCQCN setting unreadable on prio " + prio + " (" +
+                                     link::join(unreadable) + ")");
+        }
+    }
+}
+
+// The mlx5 QoS trust mode of one interface against the expected one.
+void check_trust(const core::SysfsReader& sysfs, const std::string& ifname,
+                 const std::string& expect_trust, RoceTally& tally) {
+    const auto trust = sysfs.read(link::k_class_net + "/" + ifname + "/qos/trust");
+    if (!trust) {
+        tally.findings.push_back(ifname + ": trust mode unreadable (no qos/trust), expected " +
+                                 expect_trust);
+    } else if (*trust != expect_trust) {
+        tally.findings.push_back(ifname + ": trust " + *trust + ", expected " + expect_trust);
+    }
+}
+
+// The firmware's settings for one interface's port, queried with mlxconfig.
+void check_firmware(const core::SysfsReader& sysfs, const std::string& ifname,
+                    const std::string& tool, const RoceParams& p, RoceTally& tally,
+                    std::map<std::string, double>& metrics) {
+    const std::string dir = link::k_class_net + "/" + ifname;
+    // The PCI function behind the interface (net/<if>/device links to it) and its port:
+    // dev_port is 0 for the first port, mlxconfig numbers ports from 1.
+    std::error_code ec;
+    const auto device =
+        std::filesystem::canonical(sysfs.path(dir + "/device"), ec).filename().string();
+    const auto dev_port = sysfs.read_int(dir + "/dev_port");
+    const int port = dev_port && *dev_port >= 0 ? static_cast<int>(*dev_port) + 1 : 1;
+    if (ec || device.find(':') == std::string::npos) {
+        tally.findings.push_back(ifname + ": no PCI device to query with mlxconfig");
+        return;
+    }
+    auto config = mlxconfig::query(tool, device, p.mlxconfig_timeout);
+    if (!config) {
+        tally.findings.push_back(ifname + ": " + config.error().message);
+        return;
+    }
+    ++tally.mlxconfig_queried;
+    auto fw = mlxconfig::findings(ifname, *config, port, p.prios);
+    tally.findings.insert(tally.findings.end(), fw.begin(), fw.end());
+    const auto mask = config->find("ROCE_CC_PRIO_MASK_P" + std::to_string(port));
+    if (mask != config->end()) {
+        if (auto value = link::leading_number(mask->second)) {
+            metrics[ifname + ".roce_cc_prio_mask"] = *value;
+        }
+    }
+}
+
+// Any finding fails; else pass, saying what was confirmed.
+void conclude(const RoceParams& p, const RoceTally& tally, std::size_t interfaces,
+              bool mlxconfig_found, core::CheckResult& result) {
+    if (!tally.findings.empty()) {
+        result.verdict = core::Verdict::fail;
+        result.detail = link::join(tally.findings);
+        return;
+    }
+    result.verdict = core::Verdict::pass;
+    result.detail = "DCQCN on for prio " + link::join(p.prios) + " on " +
+                    std::to_string(interfaces) + " interface(s)";
+    if (!p.expect_pfc.empty()) {
+        result.detail += "; PFC on prio " + link::join(p.expect_pfc) + " only";
+    }
+    if (p.mlxconfig_mode == "auto") {
+        result.detail += mlxconfig_found
+                             ? "; firmware agrees (mlxconfig, " +
+                                   std::to_string(tally.mlxconfig_queried) + " interface(s))"
+                             : "; mlxconfig not on PATH: firmware settings not checked";
+    }
+}
+
 }  // namespace
 
 core::CheckSpec RoceCheck::check_spec() {
@@ -87,51 +244,21 @@ core::CheckSpec RoceCheck::check_spec() {
 
 core::CheckResult RoceCheck::run_impl(const CheckContext& ctx, const nlohmann::json& params) {
     const core::SysfsReader sysfs(ctx.sysfs_root);
-    const auto prios = params.at("prios").get<std::vector<std::string>>();
-    const auto expect_trust = params.at("expect_trust").get<std::string>();
-    const auto expect_pfc = params.at("expect_pfc_prios").get<std::vector<std::string>>();
-    const auto mlxconfig_mode = params.at("mlxconfig").get<std::string>();
-    const auto mlxconfig_timeout =
-        core::clamp_to_millis(params.at("mlxconfig_timeout_s").get<double>());
     core::CheckResult result;
-    std::vector<std::string> findings;
-    if (mlxconfig_mode != "off" && mlxconfig_mode != "auto") {
+    const auto p = params_from(params);
+    if (!p) {
         result.verdict = core::Verdict::error;
-        result.detail = "mlxconfig: '" + mlxconfig_mode + "' is not auto or off";
+        result.detail = p.error().message;
         return result;
     }
     std::optional<std::string> mlxconfig_tool;
-    if (mlxconfig_mode == "auto") {
+    if (p->mlxconfig_mode == "auto") {
         mlxconfig_tool = find_on_path("mlxconfig");
-    }
-    int mlxconfig_queried = 0;
-
-    for (const auto& prio : prios) {
-        if (!valid_prio(prio)) {
-            result.verdict = core::Verdict::error;
-            result.detail = "prios: '" + prio + "' is not a priority 0-7";
-            return result;
-        }
-    }
-    std::uint8_t expect_pfc_mask = 0;
-    for (const auto& prio : expect_pfc) {
-        if (!valid_prio(prio)) {
-            result.verdict = core::Verdict::error;
-            result.detail = "expect_pfc_prios: '" + prio + "' is not a priority 0-7";
-            return result;
-        }
-        expect_pfc_mask |= static_cast<std::uint8_t>(1U << (prio[0] - '0'));
     }
 
     auto names = params.at("interfaces").get<std::vector<std::string>>();
     if (names.empty()) {
-        for (auto& entry : sysfs.list(link::k_class_net)) {
-            std::error_code ec;
-            if (std::filesystem::is_directory(sysfs.path(link::k_class_net + "/" + entry + "/ecn"),
-                                              ec)) {
-                names.push_back(std::move(entry));
-            }
-        }
+        names = ecn_interfaces(sysfs);
         if (names.empty()) {
             result.verdict = core::Verdict::skip;
             result.detail = "no interface with RoCE ECN settings (ecn/) under " +
@@ -140,103 +267,30 @@ core::CheckResult RoceCheck::run_impl(const CheckContext& ctx, const nlohmann::j
         }
     }
 
-    int enabled = 0;
-    int expected = 0;
+    RoceTally tally;
     for (const auto& ifname : names) {
         if (!link::valid_name(ifname)) {
-            findings.push_back("'" + ifname + "': not a valid interface name");
+            tally.findings.push_back("'" + ifname + "': not a valid interface name");
             continue;
         }
-        const std::string dir = link::k_class_net + "/" + ifname;
-        for (const auto& prio : prios) {
-            std::vector<std::string> off;
-            std::vector<std::string> unreadable;
-            for (const auto& point : k_points) {
-                ++expected;
-                const auto value = sysfs.read_int(dir + "/ecn/" + point + "/enable/" + prio);
-                if (value) {
-                    result.metrics[ifname + "." + point + ".prio" + prio] =
-                        static_cast<double>(*value);
-                }
-                if (!value) {
-                    unreadable.push_back(point);
-                } else if (*value != 1) {
-                    off.push_back(point);
-                } else {
-                    ++enabled;
-                }
-            }
-            if (!off.empty()) {
-                findings.push_back(ifname + ": DCQCN off on prio " + prio + " (" + link::join(off) +
-                                   ")");
-            }
-            if (!unreadable.empty()) {
-                findings.push_back(ifname + ": DCQCN setting unreadable on prio " + prio + " (" +
-                                   link::join(unreadable) + ")");
-            }
+        check_dcqcn(sysfs, ifname, p->prios, tally, result.metrics);
+        if (!p->expect_trust.empty()) {
+            check_trust(sysfs, ifname, p->expect_trust, tally);
         }
-        if (!expect_trust.empty()) {
-            const auto trust = sysfs.read(dir + "/qos/trust");
-            if (!trust) {
-                findings.push_back(ifname + ": trust mode unreadable (no qos/trust), expected " +
-                                   expect_trust);
-            } else if (*trust != expect_trust) {
-                findings.push_back(ifname + ": trust " + *trust + ", expected " + expect_trust);
-            }
-        }
-        if (!expect_pfc.empty()) {
-            auto pfc_findings = check_pfc(ifname, m_read_pfc(ifname), expect_pfc_mask, result);
-            findings.insert(findings.end(), pfc_findings.begin(), pfc_findings.end());
+        if (!p->expect_pfc.empty()) {
+            auto pfc_findings = check_pfc(ifname, m_read_pfc(ifname), p->expect_pfc_mask, result);
+            tally.findings.insert(tally.findings.end(), pfc_findings.begin(), pfc_findings.end());
         }
         if (mlxconfig_tool) {
-            // The PCI function behind the interface (net/<if>/device links to it) and its port:
-            // dev_port is 0 for the first port, mlxconfig numbers ports from 1.
-            std::error_code ec;
-            const auto device =
-                std::filesystem::canonical(sysfs.path(dir + "/device"), ec).filename().string();
-            const auto dev_port = sysfs.read_int(dir + "/dev_port");
-            const int port = dev_port && *dev_port >= 0 ? static_cast<int>(*dev_port) + 1 : 1;
-            if (ec || device.find(':') == std::string::npos) {
-                findings.push_back(ifname + ": no PCI device to query with mlxconfig");
-            } else if (auto config = mlxconfig::query(*mlxconfig_tool, device, mlxconfig_timeout);
-                       !config) {
-                findings.push_back(ifname + ": " + config.error().message);
-            } else {
-                ++mlxconfig_queried;
-                auto fw = mlxconfig::findings(ifname, *config, port, prios);
-                findings.insert(findings.end(), fw.begin(), fw.end());
-                const auto mask = config->find("ROCE_CC_PRIO_MASK_P" + std::to_string(port));
-                if (mask != config->end()) {
-                    if (auto value = link::leading_number(mask->second)) {
-                        result.metrics[ifname + ".roce_cc_prio_mask"] = *value;
-                    }
-                }
-            }
+            check_firmware(sysfs, ifname, *mlxconfig_tool, *p, tally, result.metrics);
         }
     }
-    result.metrics["dcqcn_enabled"] = enabled;
-    result.metrics["dcqcn_expected"] = expected;
-    if (mlxconfig_mode == "auto") {
-        result.metrics["mlxconfig_queried"] = mlxconfig_queried;
+    result.metrics["dcqcn_enabled"] = tally.enabled;
+    result.metrics["dcqcn_expected"] = tally.expected;
+    if (p->mlxconfig_mode == "auto") {
+        result.metrics["mlxconfig_queried"] = tally.mlxconfig_queried;
     }
-
-    if (findings.empty()) {
-        result.verdict = core::Verdict::pass;
-        result.detail = "DCQCN on for prio " + link::join(prios) + " on " +
-                        std::to_string(names.size()) + " interface(s)";
-        if (!expect_pfc.empty()) {
-            result.detail += "; PFC on prio " + link::join(expect_pfc) + " only";
-        }
-        if (mlxconfig_mode == "auto") {
-            result.detail += mlxconfig_tool
-                                 ? "; firmware agrees (mlxconfig, " +
-                                       std::to_string(mlxconfig_queried) + " interface(s))"
-                                 : "; mlxconfig not on PATH: firmware settings not checked";
-        }
-    } else {
-        result.verdict = core::Verdict::fail;
-        result.detail = link::join(findings);
-    }
+    conclude(*p, tally, names.size(), mlxconfig_tool.has_value(), result);
     return result;
 }
 
