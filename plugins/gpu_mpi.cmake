@@ -22,7 +22,12 @@ target_sources(preflight_plugins PRIVATE
   exec/nccl_tests_reading.cpp
   exec/nccl_tests_text.cpp
   gpu/inventory.cpp
+  gpu/nvml_health.cpp
   gpu/nvml_loader.cpp
+  gpu/xid.cpp
+  gpu/xid_catalog.cpp
+  gpu/xid_judge.cpp
+  gpu/xid_log.cpp
   modules/module_loader.cpp
 )
 target_link_libraries(preflight_plugins PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)

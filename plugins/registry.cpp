@@ -18,6 +18,7 @@
 #include "plugins/collective/gloo_allreduce.hpp"
 #endif
 #include "plugins/exec/nccl_tests.hpp"
+#include "plugins/gpu/xid.hpp"
 #if PREFLIGHT_WITH_CUDA
 #include "plugins/gpu/inventory.hpp"
 #endif
@@ -57,6 +58,7 @@ const CheckTable& builtin_checks() {
         check_entry<GlooAllreduceCheck>(),
 #endif
         check_entry<NcclTestsCheck>(),
+        check_entry<GpuXidCheck>(),
 #if PREFLIGHT_WITH_CUDA
         check_entry<GpuInventoryCheck>(),
 #endif

@@ -8,6 +8,7 @@ const std::vector<Reader>& readers() {
         nccl_tests_reader(),
         nccl_log_reader(),
         ethtool_reader(),
+        kernel_log_reader(),
     };
     return table;
 }
