@@ -21,6 +21,9 @@ target_sources(preflight_plugins PRIVATE
   exec/nccl_tests_probe.cpp
   exec/nccl_tests_reading.cpp
   exec/nccl_tests_text.cpp
+  gpu/health.cpp
+  gpu/health_judge.cpp
+  gpu/health_nvlink.cpp
   gpu/inventory.cpp
   gpu/nvml_health.cpp
   gpu/nvml_loader.cpp

@@ -18,6 +18,7 @@
 #include "plugins/collective/gloo_allreduce.hpp"
 #endif
 #include "plugins/exec/nccl_tests.hpp"
+#include "plugins/gpu/health.hpp"
 #include "plugins/gpu/xid.hpp"
 #if PREFLIGHT_WITH_CUDA
 #include "plugins/gpu/inventory.hpp"
@@ -59,6 +60,7 @@ const CheckTable& builtin_checks() {
 #endif
         check_entry<NcclTestsCheck>(),
         check_entry<GpuXidCheck>(),
+        check_entry<GpuHealthCheck>(),
 #if PREFLIGHT_WITH_CUDA
         check_entry<GpuInventoryCheck>(),
 #endif

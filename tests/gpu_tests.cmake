@@ -1,10 +1,14 @@
 # GPU-path tests, included from tests/CMakeLists.txt. tests/unit/gpu/*_test.cpp carry
 # the `gpu` label and skip with the reason when no device is usable; the fake NVML library lets
 # the dlopen loader be tested here.
-add_library(fake_nvml SHARED unit/gpu/fake_nvml.cpp)
+add_library(fake_nvml SHARED unit/gpu/fake_nvml.cpp unit/gpu/fake_nvml_smi.cpp)
 set_target_properties(fake_nvml PROPERTIES OUTPUT_NAME fake-nvidia-ml)
-target_compile_definitions(gpu_inventory_test PRIVATE PREFLIGHT_FAKE_NVML="$<TARGET_FILE:fake_nvml>")
-add_dependencies(gpu_inventory_test fake_nvml)
+foreach(t gpu_inventory_test gpu_health_test)
+  target_compile_definitions(${t} PRIVATE PREFLIGHT_FAKE_NVML="$<TARGET_FILE:fake_nvml>")
+  add_dependencies(${t} fake_nvml)
+endforeach()
+# gpu.health's findings are also checked against the reason table they are classified by.
+target_link_libraries(gpu_health_test PRIVATE preflight_outcome ${CMAKE_DL_LIBS})
 
 # Built only with CUDA: they call the CUDA runtime directly.
 set(gpu_tests "")
