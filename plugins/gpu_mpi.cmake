@@ -15,6 +15,10 @@ target_sources(preflight_plugins PRIVATE
   collective/nccl_net_usage.cpp
   collective/nccl_rendezvous.cpp
   collective/step_watchdog.cpp
+  exec/dcgm_diag.cpp
+  exec/dcgm_diag_json.cpp
+  exec/dcgm_diag_judge.cpp
+  exec/dcgm_diag_text.cpp
   exec/nccl_tests.cpp
   exec/nccl_tests_json.cpp
   exec/nccl_tests_judge.cpp

@@ -17,6 +17,7 @@
 #if PREFLIGHT_WITH_GLOO
 #include "plugins/collective/gloo_allreduce.hpp"
 #endif
+#include "plugins/exec/dcgm_diag.hpp"
 #include "plugins/exec/nccl_tests.hpp"
 #include "plugins/gpu/health.hpp"
 #include "plugins/gpu/xid.hpp"
@@ -61,6 +62,7 @@ const CheckTable& builtin_checks() {
         check_entry<NcclTestsCheck>(),
         check_entry<GpuXidCheck>(),
         check_entry<GpuHealthCheck>(),
+        check_entry<DcgmDiagCheck>(),
 #if PREFLIGHT_WITH_CUDA
         check_entry<GpuInventoryCheck>(),
 #endif

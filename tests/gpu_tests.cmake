@@ -37,3 +37,5 @@ endif()
 if(PREFLIGHT_WITH_CUDA AND TARGET gpu_skip_agent_test)
   target_link_libraries(gpu_skip_agent_test PRIVATE CUDA::cudart_static)
 endif()
+# exec.dcgm_diag's findings are checked against the reason table too.
+target_link_libraries(dcgm_diag_test PRIVATE preflight_outcome)

@@ -48,5 +48,31 @@ TEST(InspectKernelLog, ALogWithoutTheDriverIsBadInput) {
     EXPECT_NE(r.error().message.find("no NVIDIA driver (NVRM) line"), std::string::npos);
 }
 
+TEST(InspectDcgm, FailedMemoryTestFailsAndDcgmsOwnFailureWarns) {
+    auto r =
+        inspect("dcgm", {fixture("dcgm/dcgm_diag_r2_text_fragment_gpu_memory_fail_gpu0_thermal_"
+                                 "warning.txt")});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->result.check, "exec.dcgm_diag");
+    EXPECT_EQ(r->result.verdict, core::Verdict::fail);
+    EXPECT_EQ(r->read.at(2), "GPU Memory GPU 0: fail");
+    r = inspect("dcgm", {fixture("dcgm/dcgm4.4.1_diag_r2_text_pcie_fail_internal_error_b200.txt")});
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->result.verdict, core::Verdict::warn);
+    EXPECT_EQ(r->read.at(0), "text, DCGM 4.4.1, driver 570.172.08: 27 result(s)");
+    r = inspect("dcgm",
+                {fixture("dcgm/dcgm4.2.3_diag_r1_json_software_fail_persistence_gb10.json")});
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->result.verdict, core::Verdict::warn);
+}
+
+TEST(InspectDcgm, ACutDocumentIsBadInputNotAVerdict) {
+    auto r = inspect("dcgm", {fixture("dcgm/dcgm3_diag_r3_json_excerpt_skip_gpu_id_key.txt")});
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("not a complete JSON document"), std::string::npos);
+    r = inspect("dcgm", {fixture("xid/syslog_xid31_x2_host_zeus.log")});
+    ASSERT_FALSE(r.ok());
+}
+
 }  // namespace
 }  // namespace preflight::plugins::inspect
