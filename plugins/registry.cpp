@@ -22,6 +22,7 @@
 #include "plugins/gpu/health.hpp"
 #include "plugins/gpu/xid.hpp"
 #if PREFLIGHT_WITH_CUDA
+#include "plugins/gpu/compute.hpp"
 #include "plugins/gpu/inventory.hpp"
 #endif
 #if PREFLIGHT_WITH_NCCL
@@ -65,6 +66,7 @@ const CheckTable& builtin_checks() {
         check_entry<DcgmDiagCheck>(),
 #if PREFLIGHT_WITH_CUDA
         check_entry<GpuInventoryCheck>(),
+        check_entry<GpuComputeCheck>(),
 #endif
 #if PREFLIGHT_WITH_NCCL
         {NcclAllreduceCheck::check_spec(Scope::group), &make_nccl_group},

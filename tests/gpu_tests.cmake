@@ -39,3 +39,4 @@ if(PREFLIGHT_WITH_CUDA AND TARGET gpu_skip_agent_test)
 endif()
 # exec.dcgm_diag's findings are checked against the reason table too.
 target_link_libraries(dcgm_diag_test PRIVATE preflight_outcome)
+target_link_libraries(gpu_compute_judge_test PRIVATE preflight_outcome)
