@@ -357,7 +357,8 @@ core::CheckResult judge_kernel_log(const KernelLog& log, const GpuMap& gpus,
         }
         if (v.verdict == core::Verdict::fail) {
             ++hardware;
-            failed.push_back(who + ": " + findings + " -> " + std::string(remedy_text(v.remedy)));
+            // The remedy first: a node's Comment keeps 256 bytes.
+            failed.push_back(who + " -> " + std::string(remedy_text(v.remedy)) + ": " + findings);
         } else if (v.verdict == core::Verdict::warn) {
             warned.push_back(who + ": " + findings);
         } else if (!v.codes.empty()) {
