@@ -40,3 +40,9 @@ endif()
 # exec.dcgm_diag's findings are checked against the reason table too.
 target_link_libraries(dcgm_diag_test PRIVATE preflight_outcome)
 target_link_libraries(gpu_compute_judge_test PRIVATE preflight_outcome)
+if(PREFLIGHT_WITH_CUDA)
+  # The peers scripts/gpu-check.sh measures gpu.compute against (cuBLAS's own GEMM, cudaMemcpy
+  # loops): a program, not a test; it runs only on a GPU machine.
+  add_executable(gpu_peer_bench unit/gpu/gpu_peer_bench.cpp)
+  target_link_libraries(gpu_peer_bench PRIVATE CUDA::cublas CUDA::cudart preflight_warnings)
+endif()
