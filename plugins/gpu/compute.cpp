@@ -124,7 +124,8 @@ core::CheckResult GpuComputeCheck::run_impl(const CheckContext& ctx, const nlohm
             g.bus_id = bus;
             g.serial = serials[xid::normalize_pci(bus)];
         }
-        threads.emplace_back([&, d] {
+        threads.emplace_back([&input, &params, &timing, size, d] {
+            auto& mine = input.gpus[static_cast<std::size_t>(d)];
             preflight_gemm_args gemm{};
             gemm.device = d;
             gemm.m = gemm.n = gemm.k = static_cast<int>(size);
@@ -132,18 +133,18 @@ core::CheckResult GpuComputeCheck::run_impl(const CheckContext& ctx, const nlohm
             preflight_measurement m{};
             gemm.precision = PREFLIGHT_BF16;
             gpu().gemm(&gemm, &m);
-            take(m, "BF16 GEMM", g.bf16_tflops, g);
+            take(m, "BF16 GEMM", mine.bf16_tflops, mine);
             if (params.at("fp8").get<bool>()) {
                 gemm.precision = PREFLIGHT_FP8_E4M3;
                 gpu().gemm(&gemm, &m);
-                take(m, "FP8 GEMM", g.fp8_tflops, g);
+                take(m, "FP8 GEMM", mine.fp8_tflops, mine);
             }
             preflight_copy_args copy{};
             copy.src = copy.dst = d;
             copy.bytes = static_cast<unsigned long long>(params.at("hbm_bytes").get<long long>());
             timing(copy);
             gpu().copy(&copy, &m);
-            take(m, "HBM copy", g.hbm_gbps, g);
+            take(m, "HBM copy", mine.hbm_gbps, mine);
         });
     }
     for (auto& t : threads) {
