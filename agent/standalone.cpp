@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <thread>
@@ -47,8 +48,15 @@ core::RunConfig prolog_config(const StandaloneOptions& options) {
     if (!options.config.empty()) {
         return core::load_config(options.config, catalog);
     }
-    // No configuration: the cheapest useful check, with its own defaults.
-    return core::parse_config("checks: [link.netdev]\n", "<prolog defaults>", catalog);
+    // No configuration: the cheapest useful check, with its own defaults; the prolog and the
+    // health check add the fast GPU checks (Xids in the kernel log, NVML health over about 1 s)
+    // on a node with the NVIDIA driver loaded.
+    std::string checks = "link.netdev";
+    if ((options.profile == "prolog" || options.profile == "health") &&
+        std::filesystem::exists(std::filesystem::path(options.sysfs_root) / "proc/driver/nvidia")) {
+        checks += ", gpu.xid, gpu.health";
+    }
+    return core::parse_config("checks: [" + checks + "]\n", "<prolog defaults>", catalog);
 }
 
 // The kubelet bind-mounts this file into the container: write it in place (a rename would fail).

@@ -38,9 +38,10 @@ enum class OnError { allow, block };
 struct StandaloneOptions {
     std::string profile = "prolog";  // prolog, epilog or health
     std::string node;                // this node's name (default: $SLURMD_NODENAME, else hostname)
-    std::string config;              // run configuration YAML; empty: link.netdev with defaults
-    std::string baseline;            // report.json of the last controller run; optional
-    double budget_s = 20.0;          // every check must finish within this, all together
+    std::string config;    // run configuration YAML; empty: link.netdev with defaults (prolog and
+                           // health: also gpu.xid and gpu.health where the NVIDIA driver is loaded)
+    std::string baseline;  // report.json of the last controller run; optional
+    double budget_s = 20.0;  // every check must finish within this, all together
     std::string sysfs_root = "/";
     plugins::ExecPolicy exec_policy = plugins::ExecPolicy::defaults();
     std::string outcome_path;  // write the outcome JSON here (atomically); empty: none

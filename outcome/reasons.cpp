@@ -14,7 +14,7 @@ namespace preflight::outcome {
 
 namespace {
 
-constexpr std::array<FindingClassRow, 10> k_classes = {{
+constexpr std::array<FindingClassRow, 17> k_classes = {{
     {FindingClass::busbw_low, "busbw_low", "preflight: busbw low"},
     {FindingClass::link_down, "link_down", "preflight: link down"},
     {FindingClass::link_degraded, "link_degraded", "preflight: link degraded"},
@@ -25,6 +25,13 @@ constexpr std::array<FindingClassRow, 10> k_classes = {{
     {FindingClass::check_error, "check_error", "preflight: check error"},
     {FindingClass::unreachable, "unreachable", "preflight: unreachable"},
     {FindingClass::uncertified, "uncertified", "preflight: uncertified"},
+    {FindingClass::gpu_xid, "gpu_xid", "preflight: gpu xid"},
+    {FindingClass::gpu_throttled, "gpu_throttled", "preflight: gpu throttled"},
+    {FindingClass::gpu_memory, "gpu_memory", "preflight: gpu memory"},
+    {FindingClass::gpu_slow, "gpu_slow", "preflight: gpu slow"},
+    {FindingClass::nvlink_errors, "nvlink_errors", "preflight: nvlink errors"},
+    {FindingClass::gpu_pcie, "gpu_pcie", "preflight: gpu pcie"},
+    {FindingClass::gpu_diag, "gpu_diag", "preflight: gpu diag"},
 }};
 
 constexpr std::string_view k_ellipsis = "\xE2\x80\xA6";  // U+2026, 3 bytes
@@ -78,6 +85,21 @@ bool starts(std::string_view text, std::string_view prefix) {
     return text.substr(0, prefix.size()) == prefix;
 }
 
+// The GPU class a gpu.* or exec.dcgm_diag detail names with its first words ("gpu xid: ..."):
+// the reason's text after "preflight: ", then a colon.
+std::optional<FindingClass> gpu_class_named(std::string_view detail) {
+    for (const auto& row : k_classes) {
+        if (row.finding < FindingClass::gpu_xid) {
+            continue;
+        }
+        const auto words = row.reason.substr(k_reason_prefix.size() + 1);
+        if (detail.substr(0, words.size()) == words && detail.substr(words.size(), 1) == ":") {
+            return row.finding;
+        }
+    }
+    return std::nullopt;
+}
+
 // The judged metric of a check whose figure fell under its threshold or floor, with its value.
 std::optional<std::pair<std::string, double>> low_figure(const NodeCheck& check) {
     auto metric = headline_metric(check);
@@ -114,6 +136,15 @@ FindingClass classify_finding(std::string_view check, core::Verdict verdict,
     }
     const std::string d = lower(detail);
     const bool link = starts(check, "link.");
+    const bool gpu = starts(check, "gpu.") || check == "exec.dcgm_diag";
+    if (!low_metric.empty() && gpu) {
+        return FindingClass::gpu_slow;  // gpu.compute's figures against the cohort or a floor
+    }
+    if (gpu) {
+        if (auto named = gpu_class_named(detail)) {
+            return *named;
+        }
+    }
     if (!low_metric.empty()) {
         if (has(lower(low_metric), "busbw") || starts(check, "collective.") ||
             starts(check, "exec.")) {

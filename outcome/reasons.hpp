@@ -31,6 +31,15 @@ enum class FindingClass {
     check_error,      // could not judge: a check crashed, timed out or overran its budget
     unreachable,      // the agent never connected or was lost
     uncertified,      // certification did not pass
+    // The GPU checks' classes. A gpu.* or exec.dcgm_diag check names its class by starting its
+    // detail with the reason's words and a colon ("gpu xid: GPU 3 (...): Xid 48 ...").
+    gpu_xid,        // a hardware Xid (or "fallen off the bus") in the kernel log
+    gpu_throttled,  // clocks held down by HW slowdown, thermal or power brake
+    gpu_memory,     // row remap pending or failed, uncorrectable ECC, retired pages, memory test
+    gpu_slow,       // GEMM or memory throughput under the node's or the cohort's median
+    nvlink_errors,  // an NVLink down, its error counters growing, or a slow GPU pair
+    gpu_pcie,       // a GPU's PCIe link narrower than it can be, or replaying
+    gpu_diag,       // a DCGM diagnostic hardware test failed (other than memory)
 };
 
 struct FindingClassRow {

@@ -20,6 +20,13 @@ const std::set<std::string>& nccl_tests_names() {
     return names;
 }
 
+// The tools the GPU checks run themselves, by these names and with argv they build (gpu.xid's
+// journalctl -k, exec.dcgm_diag's dcgmi diag): allowed by the default policy like nccl-tests.
+const std::set<std::string>& gpu_tool_names() {
+    static const std::set<std::string> names = {"journalctl", "dcgmi"};
+    return names;
+}
+
 // Owned by root or us, and not writable by group or others.
 std::optional<std::string> untrusted(const std::string& path) {
     struct stat st {};
@@ -57,7 +64,8 @@ std::optional<std::string> find_on_path(const std::string& name) {
 
 ExecPolicy ExecPolicy::defaults() {
     ExecPolicy p;
-    p.m_source = "the default policy (nccl-tests binaries by name; no launcher)";
+    p.m_source =
+        "the default policy (nccl-tests binaries, journalctl and dcgmi by name; no launcher)";
     return p;
 }
 
@@ -124,8 +132,10 @@ core::Result<std::string> ExecPolicy::resolve(const std::string& name,
     }
     const std::string path = canonical.string();
     if (m_allowed.empty()) {
-        if (nccl_tests_names().count(canonical.filename().string()) == 0 || role != "binary") {
-            return refuse("not an nccl-tests binary; list it in " +
+        const auto file = canonical.filename().string();
+        if ((nccl_tests_names().count(file) == 0 && gpu_tool_names().count(file) == 0) ||
+            role != "binary") {
+            return refuse("not an nccl-tests binary, journalctl or dcgmi; list it in " +
                           std::string(k_default_exec_allow_file) + " to allow it");
         }
     } else if (m_allowed.count(path) == 0) {

@@ -2,7 +2,8 @@
 // exec.nccl_tests takes its binary and launcher from run parameters; a controller (or whoever
 // poses as one) names them, so the agent resolves each through this policy first:
 //  - default (no allowlist file): only the nccl-tests binaries by their own names
-//    (all_reduce_perf, all_gather_perf, ...), and no launcher;
+//    (all_reduce_perf, all_gather_perf, ...), and the tools the GPU checks run with argv of their
+//    own (journalctl for gpu.xid, dcgmi for exec.dcgm_diag); no launcher;
 //  - with an allowlist file (`preflight-agent --exec-allow FILE`, default
 //    /etc/preflight/exec-allow when it exists): exactly the absolute paths listed, one per line.
 // Either way the resolved file and its directory must be owned by root or this user and not

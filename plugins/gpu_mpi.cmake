@@ -15,14 +15,27 @@ target_sources(preflight_plugins PRIVATE
   collective/nccl_net_usage.cpp
   collective/nccl_rendezvous.cpp
   collective/step_watchdog.cpp
+  exec/dcgm_diag.cpp
+  exec/dcgm_diag_json.cpp
+  exec/dcgm_diag_judge.cpp
+  exec/dcgm_diag_text.cpp
   exec/nccl_tests.cpp
   exec/nccl_tests_json.cpp
   exec/nccl_tests_judge.cpp
   exec/nccl_tests_probe.cpp
   exec/nccl_tests_reading.cpp
   exec/nccl_tests_text.cpp
+  gpu/compute_judge.cpp
+  gpu/health.cpp
+  gpu/health_judge.cpp
+  gpu/health_nvlink.cpp
   gpu/inventory.cpp
+  gpu/nvml_health.cpp
   gpu/nvml_loader.cpp
+  gpu/xid.cpp
+  gpu/xid_catalog.cpp
+  gpu/xid_judge.cpp
+  gpu/xid_log.cpp
   modules/module_loader.cpp
 )
 target_link_libraries(preflight_plugins PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
@@ -47,15 +60,20 @@ endfunction()
 
 set(_pf_left_out "")
 if(PREFLIGHT_WITH_CUDA)
-  target_sources(preflight_plugins PRIVATE gpu/inventory_cuda.cpp gpu/gpu_runtime.cpp)
+  target_sources(preflight_plugins PRIVATE gpu/inventory_cuda.cpp gpu/gpu_runtime.cpp gpu/compute.cpp)
   target_include_directories(preflight_plugins PUBLIC ${CUDAToolkit_INCLUDE_DIRS})
   target_compile_definitions(preflight_plugins PUBLIC PREFLIGHT_WITH_CUDA=1)
   preflight_module(preflight_gpu_module modules/gpu_module.cpp)
+  target_sources(preflight_gpu_module PRIVATE modules/gpu_compute.cpp modules/gpu_compute_gemm.cpp)
   set_target_properties(preflight_gpu_module PROPERTIES OUTPUT_NAME preflight-gpu)
+  # gpu.compute's GEMM opens cuBLASLt itself (dlopen), like NCCL: the module loads without it.
+  target_link_libraries(preflight_gpu_module PRIVATE ${CMAKE_DL_LIBS})
+  target_compile_definitions(preflight_gpu_module PRIVATE
+                             PREFLIGHT_CUBLASLT_FALLBACK="${CUDAToolkit_LIBRARY_DIR}/libcublasLt.so.13")
   # The runtime is linked statically so a node needs only the driver (libcuda) at run time.
   target_link_libraries(preflight_gpu_module PRIVATE CUDA::cudart_static)
 else()
-  list(APPEND _pf_left_out "gpu.inventory (PREFLIGHT_WITH_CUDA=OFF)")
+  list(APPEND _pf_left_out "gpu.inventory, gpu.compute (PREFLIGHT_WITH_CUDA=OFF)")
 endif()
 if(PREFLIGHT_WITH_NCCL)
   target_sources(preflight_plugins PRIVATE collective/nccl_allreduce.cpp collective/nccl_local_ranks.cpp

@@ -17,8 +17,12 @@
 #if PREFLIGHT_WITH_GLOO
 #include "plugins/collective/gloo_allreduce.hpp"
 #endif
+#include "plugins/exec/dcgm_diag.hpp"
 #include "plugins/exec/nccl_tests.hpp"
+#include "plugins/gpu/health.hpp"
+#include "plugins/gpu/xid.hpp"
 #if PREFLIGHT_WITH_CUDA
+#include "plugins/gpu/compute.hpp"
 #include "plugins/gpu/inventory.hpp"
 #endif
 #if PREFLIGHT_WITH_NCCL
@@ -57,8 +61,12 @@ const CheckTable& builtin_checks() {
         check_entry<GlooAllreduceCheck>(),
 #endif
         check_entry<NcclTestsCheck>(),
+        check_entry<GpuXidCheck>(),
+        check_entry<GpuHealthCheck>(),
+        check_entry<DcgmDiagCheck>(),
 #if PREFLIGHT_WITH_CUDA
         check_entry<GpuInventoryCheck>(),
+        check_entry<GpuComputeCheck>(),
 #endif
 #if PREFLIGHT_WITH_NCCL
         {NcclAllreduceCheck::check_spec(Scope::group), &make_nccl_group},

@@ -30,6 +30,8 @@ mkdir -p "$out/bin" "$out/lib/preflight" "$out/lib/deps"
 # The GPU-labelled tests, and the unit tests of the GPU path, which must also pass on a GPU machine.
 tests=$(cd "$build_dir/bin" && ls ./*gpu*_test gpu_inventory_test nccl_allreduce_test \
   nccl_tests_check_test module_loader_test 2>/dev/null | sed 's#^\./##' | sort -u)
+# gpu_peer_bench: the peers gpu-check.sh measures gpu.compute against (cuBLAS, cudaMemcpy).
+[[ -x "$build_dir/bin/gpu_peer_bench" ]] && tests="$tests gpu_peer_bench"
 for f in preflight preflight-agent $tests; do
   strip -o "$out/bin/$f" "$build_dir/bin/$f"
 done
@@ -40,7 +42,9 @@ strip -o "$out/lib/preflight/libpreflight-gpu.so" "$build_dir/lib/preflight/libp
 mkdir -p "$out/tests"
 cp "$build_dir/tests/libfake-nvidia-ml.so" "$out/tests/"
 
-skip='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libresolv\.|libstdc\+\+|libgcc_s|libcuda\.|libnvidia-|libnccl\.)'
+# cuBLAS (over 500 MiB) is not packed either: the target's own (a CUDA 13 toolkit, or the
+# nvidia-cublas-cu13 wheel) on LD_LIBRARY_PATH serves gpu.compute's module and gpu_peer_bench.
+skip='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libresolv\.|libstdc\+\+|libgcc_s|libcuda\.|libnvidia-|libnccl\.|libcublas)'
 for f in "$out"/bin/* "$out"/lib/preflight/*.so "$out"/tests/*.so; do
   ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
 done | sort -u | while read -r name path; do

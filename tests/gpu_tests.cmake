@@ -1,10 +1,14 @@
 # GPU-path tests, included from tests/CMakeLists.txt. tests/unit/gpu/*_test.cpp carry
 # the `gpu` label and skip with the reason when no device is usable; the fake NVML library lets
 # the dlopen loader be tested here.
-add_library(fake_nvml SHARED unit/gpu/fake_nvml.cpp)
+add_library(fake_nvml SHARED unit/gpu/fake_nvml.cpp unit/gpu/fake_nvml_smi.cpp)
 set_target_properties(fake_nvml PROPERTIES OUTPUT_NAME fake-nvidia-ml)
-target_compile_definitions(gpu_inventory_test PRIVATE PREFLIGHT_FAKE_NVML="$<TARGET_FILE:fake_nvml>")
-add_dependencies(gpu_inventory_test fake_nvml)
+foreach(t gpu_inventory_test gpu_health_test)
+  target_compile_definitions(${t} PRIVATE PREFLIGHT_FAKE_NVML="$<TARGET_FILE:fake_nvml>")
+  add_dependencies(${t} fake_nvml)
+endforeach()
+# gpu.health's findings are also checked against the reason table they are classified by.
+target_link_libraries(gpu_health_test PRIVATE preflight_outcome ${CMAKE_DL_LIBS})
 
 # Built only with CUDA: they call the CUDA runtime directly.
 set(gpu_tests "")
@@ -32,4 +36,13 @@ if(PREFLIGHT_WITH_CUDA)
 endif()
 if(PREFLIGHT_WITH_CUDA AND TARGET gpu_skip_agent_test)
   target_link_libraries(gpu_skip_agent_test PRIVATE CUDA::cudart_static)
+endif()
+# exec.dcgm_diag's findings are checked against the reason table too.
+target_link_libraries(dcgm_diag_test PRIVATE preflight_outcome)
+target_link_libraries(gpu_compute_judge_test PRIVATE preflight_outcome)
+if(PREFLIGHT_WITH_CUDA)
+  # The peers scripts/gpu-check.sh measures gpu.compute against (cuBLAS's own GEMM, cudaMemcpy
+  # loops): a program, not a test; it runs only on a GPU machine.
+  add_executable(gpu_peer_bench unit/gpu/gpu_peer_bench.cpp)
+  target_link_libraries(gpu_peer_bench PRIVATE CUDA::cublas CUDA::cudart preflight_warnings)
 endif()

@@ -1,5 +1,8 @@
 #include "controller/run/drift.hpp"
 
+#include <optional>
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "plugins/check.hpp"
@@ -63,6 +66,9 @@ std::map<std::string, std::vector<std::string>> drift_findings(
     // cohort -> (check, metric) -> value -> indices of nodes reporting it
     using Values = std::map<double, std::vector<std::size_t>>;
     std::map<std::string, std::map<std::pair<std::string, std::string>, Values>> cohorts;
+    // A setting whose value is a digest of a text (gpu.health's driver and VBIOS versions)
+    // comes with that text as a fact of the same name: findings name the text, not the digest.
+    std::map<std::tuple<std::string, std::string, double>, std::string> texts;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const auto key = cohort_key(nodes[i], config.cohort_label);
         for (const auto& nc : nodes[i].checks) {
@@ -73,6 +79,9 @@ std::map<std::string, std::vector<std::string>> drift_findings(
             for (const auto& [metric, value] : nc.metrics) {
                 if (is_setting_metric(nc.check, metric)) {
                     cohorts[key][{nc.check, metric}][value].push_back(i);
+                    if (auto fact = nc.facts.find(metric); fact != nc.facts.end()) {
+                        texts[{nc.check, metric, value}] = fact->second;
+                    }
                 }
             }
         }
@@ -104,9 +113,18 @@ std::map<std::string, std::vector<std::string>> drift_findings(
                 if (value == majority) {
                     continue;
                 }
+                const auto text_of = [&](double v) -> std::optional<std::string> {
+                    auto t = texts.find({setting.first, setting.second, v});
+                    return t == texts.end() ? std::nullopt : std::optional<std::string>(t->second);
+                };
+                const auto mine = text_of(value), theirs = text_of(majority);
                 for (auto i : members) {
                     out[nodes[i].name].push_back(
-                        describe(setting.first, setting.second, value, majority, agree, total));
+                        mine && theirs
+                            ? fmt::format("{}: {} {}; {} on {} of {} nodes", setting.first,
+                                          setting.second, *mine, *theirs, agree, total)
+                            : describe(setting.first, setting.second, value, majority, agree,
+                                       total));
                 }
             }
         }

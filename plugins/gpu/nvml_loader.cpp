@@ -1,47 +1,18 @@
-// NVML through dlopen. The prototypes below are NVML's C ABI (nvml.h, which the CUDA toolkit
-// under /usr/local/cuda does not ship here): every call returns an int status, 0 = NVML_SUCCESS,
-// 3 = NVML_ERROR_NOT_SUPPORTED; handles are opaque pointers.
+// NVML through dlopen: loading and gpu.inventory's per-device readings (the entry points are in
+// nvml_api.hpp, gpu.health's readings in nvml_health.cpp).
 #include "plugins/gpu/nvml_loader.hpp"
 
 #include <dlfcn.h>
 
 #include <string>
 
+#include "plugins/gpu/nvml_api.hpp"
+
 namespace preflight::plugins {
 
-namespace {
-
-using NvmlReturn = int;
-using NvmlDevice = void*;
-constexpr NvmlReturn k_success = 0;
-constexpr int k_memory_error_corrected = 0;    // NVML_MEMORY_ERROR_TYPE_CORRECTED
-constexpr int k_memory_error_uncorrected = 1;  // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
-constexpr int k_volatile_ecc = 0;              // NVML_VOLATILE_ECC
-constexpr int k_clock_sm = 1;                  // NVML_CLOCK_SM
-
-}  // namespace
-
-struct NvmlLibrary::Api {
-    NvmlReturn (*init)() = nullptr;
-    NvmlReturn (*shutdown)() = nullptr;
-    const char* (*error_string)(NvmlReturn) = nullptr;
-    NvmlReturn (*system_driver_version)(char*, unsigned) = nullptr;
-    NvmlReturn (*handle_by_pci)(const char*, NvmlDevice*) = nullptr;
-    NvmlReturn (*curr_gen)(NvmlDevice, unsigned*) = nullptr;
-    NvmlReturn (*curr_width)(NvmlDevice, unsigned*) = nullptr;
-    NvmlReturn (*max_gen)(NvmlDevice, unsigned*) = nullptr;
-    NvmlReturn (*max_width)(NvmlDevice, unsigned*) = nullptr;
-    NvmlReturn (*remapped_rows)(NvmlDevice, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;
-    NvmlReturn (*total_ecc)(NvmlDevice, int, int, unsigned long long*) = nullptr;
-    NvmlReturn (*clock)(NvmlDevice, int, unsigned*) = nullptr;
-    NvmlReturn (*max_clock)(NvmlDevice, int, unsigned*) = nullptr;
-
-    std::string describe(NvmlReturn rc) const {
-        const char* text = error_string != nullptr ? error_string(rc) : nullptr;
-        return (text != nullptr ? std::string(text) : "NVML error") + " (" + std::to_string(rc) +
-               ")";
-    }
-};
+using nvml::k_success;
+using NvmlDevice = nvml::Device;
+using NvmlReturn = nvml::Return;
 
 namespace {
 
@@ -57,7 +28,7 @@ bool resolve(void* handle, const char* symbol, F& out, std::string& missing) {
 
 }  // namespace
 
-NvmlLibrary::NvmlLibrary(void* handle, std::unique_ptr<Api> api)
+NvmlLibrary::NvmlLibrary(void* handle, std::unique_ptr<NvmlApi> api)
     : m_handle(handle), m_api(std::move(api)) {}
 
 NvmlLibrary::~NvmlLibrary() {
@@ -71,7 +42,7 @@ core::Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::load(const std::string& 
         const char* why = ::dlerror();
         return core::Error{"cannot load " + path + ": " + (why ? why : "dlopen failed")};
     }
-    auto api = std::make_unique<Api>();
+    auto api = std::make_unique<NvmlApi>();
     std::string missing;
     resolve(handle, "nvmlInit_v2", api->init, missing);
     resolve(handle, "nvmlShutdown", api->shutdown, missing);
@@ -86,6 +57,34 @@ core::Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::load(const std::string& 
     resolve(handle, "nvmlDeviceGetTotalEccErrors", api->total_ecc, missing);
     resolve(handle, "nvmlDeviceGetClockInfo", api->clock, missing);
     resolve(handle, "nvmlDeviceGetMaxClockInfo", api->max_clock, missing);
+    // Optional entry points: newer drivers only, or not needed by gpu.inventory.
+    std::string optional;
+    resolve(handle, "nvmlSystemGetCudaDriverVersion_v2", api->cuda_driver_version, optional);
+    resolve(handle, "nvmlDeviceGetCount_v2", api->device_count, optional);
+    resolve(handle, "nvmlDeviceGetHandleByIndex_v2", api->handle_by_index, optional);
+    resolve(handle, "nvmlDeviceGetPciInfo_v3", api->pci_info, optional);
+    resolve(handle, "nvmlDeviceGetName", api->name, optional);
+    resolve(handle, "nvmlDeviceGetSerial", api->serial, optional);
+    resolve(handle, "nvmlDeviceGetUUID", api->uuid, optional);
+    resolve(handle, "nvmlDeviceGetVbiosVersion", api->vbios, optional);
+    resolve(handle, "nvmlDeviceGetGspFirmwareVersion", api->gsp_firmware, optional);
+    if (!resolve(handle, "nvmlDeviceGetCurrentClocksEventReasons", api->clock_event_reasons,
+                 optional)) {
+        // The name before R535; the same bits.
+        resolve(handle, "nvmlDeviceGetCurrentClocksThrottleReasons", api->clock_event_reasons,
+                optional);
+    }
+    resolve(handle, "nvmlDeviceGetPersistenceMode", api->persistence, optional);
+    resolve(handle, "nvmlDeviceGetTemperature", api->temperature, optional);
+    resolve(handle, "nvmlDeviceGetTemperatureThreshold", api->temperature_threshold, optional);
+    resolve(handle, "nvmlDeviceGetPowerUsage", api->power_usage, optional);
+    resolve(handle, "nvmlDeviceGetEnforcedPowerLimit", api->enforced_power_limit, optional);
+    resolve(handle, "nvmlDeviceGetPowerManagementDefaultLimit", api->default_power_limit, optional);
+    resolve(handle, "nvmlDeviceGetPcieReplayCounter", api->pcie_replays, optional);
+    resolve(handle, "nvmlDeviceGetRetiredPages", api->retired_pages, optional);
+    resolve(handle, "nvmlDeviceGetRetiredPagesPendingStatus", api->retired_pending, optional);
+    resolve(handle, "nvmlDeviceGetNvLinkState", api->nvlink_state, optional);
+    resolve(handle, "nvmlDeviceGetNvLinkErrorCounter", api->nvlink_errors, optional);
     if (!missing.empty()) {
         ::dlclose(handle);
         return core::Error{path + " lacks " + missing};
@@ -96,6 +95,15 @@ core::Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::load(const std::string& 
         return core::Error{"nvmlInit_v2: " + why};
     }
     return std::unique_ptr<NvmlLibrary>(new NvmlLibrary(handle, std::move(api)));
+}
+
+int NvmlLibrary::cuda_driver_version() const {
+    int version = 0;
+    if (m_api->cuda_driver_version == nullptr ||
+        m_api->cuda_driver_version(&version) != k_success) {
+        return 0;
+    }
+    return version;
 }
 
 std::string NvmlLibrary::driver_version() const {
@@ -125,14 +133,14 @@ core::Result<NvmlDeviceInfo> NvmlLibrary::device(const std::string& pci_bus_id) 
         info.remap_pending = pending != 0;
         info.remap_failed = failed != 0;
     }
-    if (m_api->total_ecc(device, k_memory_error_corrected, k_volatile_ecc,
+    if (m_api->total_ecc(device, nvml::k_memory_error_corrected, nvml::k_volatile_ecc,
                          &info.ecc_volatile_corrected) == k_success &&
-        m_api->total_ecc(device, k_memory_error_uncorrected, k_volatile_ecc,
+        m_api->total_ecc(device, nvml::k_memory_error_uncorrected, nvml::k_volatile_ecc,
                          &info.ecc_volatile_uncorrected) == k_success) {
         info.has_ecc_counters = true;
     }
-    m_api->clock(device, k_clock_sm, &info.sm_clock_mhz);
-    m_api->max_clock(device, k_clock_sm, &info.sm_clock_max_mhz);
+    m_api->clock(device, nvml::k_clock_sm, &info.sm_clock_mhz);
+    m_api->max_clock(device, nvml::k_clock_sm, &info.sm_clock_max_mhz);
     return info;
 }
 

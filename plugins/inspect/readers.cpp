@@ -5,9 +5,8 @@ namespace preflight::plugins::inspect {
 
 const std::vector<Reader>& readers() {
     static const std::vector<Reader> table = {
-        nccl_tests_reader(),
-        nccl_log_reader(),
-        ethtool_reader(),
+        nccl_tests_reader(), nccl_log_reader(), ethtool_reader(),
+        kernel_log_reader(), dcgm_reader(),
     };
     return table;
 }

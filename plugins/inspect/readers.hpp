@@ -8,5 +8,7 @@ namespace preflight::plugins::inspect {
 Reader nccl_tests_reader();  // inspect_nccl.cpp
 Reader nccl_log_reader();    // inspect_nccl.cpp
 Reader ethtool_reader();     // inspect_ethtool.cpp
+Reader kernel_log_reader();  // inspect_kernel_log.cpp
+Reader dcgm_reader();        // inspect_dcgm.cpp
 
 }  // namespace preflight::plugins::inspect

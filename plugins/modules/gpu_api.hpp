@@ -15,9 +15,43 @@
 
 // Bumped whenever a member is added, removed or reordered: a module and a binary of different
 // layouts refuse each other.
-#define PREFLIGHT_GPU_API_ABI 2
+#define PREFLIGHT_GPU_API_ABI 3
 
 extern "C" {
+
+// gpu.compute's measurements, made inside the module (plugins/modules/gpu_compute.cpp): a dense
+// GEMM through cuBLASLt (opened with dlopen, like NCCL, so the module loads without cuBLAS) and
+// copies with cudaMemcpyAsync / cudaMemcpyPeerAsync, each timed with CUDA events over as many
+// iterations as fit target_seconds (at least 3, at most max_iters), after `warmup` untimed ones.
+enum preflight_precision { PREFLIGHT_BF16 = 0, PREFLIGHT_FP8_E4M3 = 1 };
+
+struct preflight_gemm_args {
+    int device;
+    int precision;  // preflight_precision: inputs BF16 or FP8 E4M3, output BF16, FP32 accumulate
+    int m, n, k;    // D (m x n) = A^T (m x k) B (k x n): the "TN" layout FP8 requires
+    int warmup, max_iters;
+    double target_seconds;
+    double timeout_seconds;  // a step that does not complete by then is abandoned (error)
+};
+
+struct preflight_copy_args {
+    int src, dst;  // src == dst: device-local copy (HBM); else src -> dst over peer access
+    unsigned long long bytes;
+    int warmup, max_iters;
+    double target_seconds;
+    double timeout_seconds;
+};
+
+enum preflight_status { PREFLIGHT_OK = 0, PREFLIGHT_UNSUPPORTED = 1, PREFLIGHT_FAILED = 2 };
+
+struct preflight_measurement {
+    int status;       // preflight_status; UNSUPPORTED: the GPU cannot (FP8 before sm_89)
+    double value;     // TFLOPS (GEMM); GB/s (copies: device-local counts bytes read + written)
+    double seconds;   // the timed iterations' total
+    int iters;        // timed iterations
+    int peer_access;  // copies between GPUs: 1 when cudaDeviceCanAccessPeer said yes
+    char why[384];    // status != OK: what and why, the library's own words
+};
 
 struct preflight_gpu_api {
     int abi;                        // PREFLIGHT_GPU_API_ABI of the module's build
@@ -37,6 +71,9 @@ struct preflight_gpu_api {
     decltype(&::cudaGetErrorName) cudaGetErrorName;
     decltype(&::cudaDriverGetVersion) cudaDriverGetVersion;
     decltype(&::cudaRuntimeGetVersion) cudaRuntimeGetVersion;
+    // gpu.compute (ABI 3)
+    void (*gemm)(const preflight_gemm_args* args, preflight_measurement* out);
+    void (*copy)(const preflight_copy_args* args, preflight_measurement* out);
 };
 
 #if PREFLIGHT_WITH_NCCL

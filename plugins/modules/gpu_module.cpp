@@ -1,6 +1,7 @@
 // libpreflight-gpu.so: fills the tables of plugins/modules/gpu_api.hpp with the CUDA runtime
-// (linked statically) and, when asked, NCCL (opened with dlopen, so that the module loads on a node
-// without NCCL). Nothing else: the checks that use it live in the binaries.
+// (linked statically), gpu.compute's measurements (gpu_compute.cpp, cuBLASLt opened with dlopen)
+// and, when asked, NCCL (opened with dlopen, so that the module loads on a node without NCCL). The
+// checks themselves live in the binaries.
 #include "plugins/modules/gpu_api.hpp"
 
 #include <dlfcn.h>
@@ -8,6 +9,10 @@
 #include <cstdio>
 #include <mutex>
 #include <string>
+
+// gpu.compute's measurements (gpu_compute.cpp).
+void preflight_compute_gemm(const preflight_gemm_args* args, preflight_measurement* out);
+void preflight_compute_copy(const preflight_copy_args* args, preflight_measurement* out);
 
 #ifndef PREFLIGHT_VERSION
 #define PREFLIGHT_VERSION "unknown"
@@ -32,6 +37,8 @@ extern "C" __attribute__((visibility("default"))) const preflight_gpu_api* prefl
         .cudaGetErrorName = &cudaGetErrorName,
         .cudaDriverGetVersion = &cudaDriverGetVersion,
         .cudaRuntimeGetVersion = &cudaRuntimeGetVersion,
+        .gemm = &preflight_compute_gemm,
+        .copy = &preflight_compute_copy,
     };
     return &k_api;
 }

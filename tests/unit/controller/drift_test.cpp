@@ -121,6 +121,24 @@ TEST(Drift, GenericSettingsMtuRateWidthPeermem) {
                 ElementsAre("link.peermem: peermem_registered 0; 1 on 4 of 5 nodes"));
 }
 
+TEST(Drift, GpuVersionsAreNamedByTheirText) {
+    // gpu.health reports each version as a digest (a metric) with its text (a fact).
+    std::vector<outcome::NodeReport> nodes;
+    for (int i = 0; i < 4; ++i) {
+        auto r = node("g" + std::to_string(i + 1));
+        const std::string vbios = i == 2 ? "96.00.74.00.11" : "96.00.74.00.01";
+        auto nc = passed("gpu.health", {{"vbios", std::hash<std::string>{}(vbios) % 100000}});
+        nc.facts["vbios"] = vbios;
+        r.checks = {nc};
+        nodes.push_back(std::move(r));
+    }
+    core::EvaluationConfig config;
+    auto findings = drift_findings(nodes, config);
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_THAT(findings.at("g3"),
+                ElementsAre("gpu.health: vbios 96.00.74.00.11; 96.00.74.00.01 on 3 of 4 nodes"));
+}
+
 TEST(Drift, CohortsAreSeparate) {
     auto nodes = fleet(4, "h100", "a");
     auto other = fleet(4, "a100", "b");

@@ -27,7 +27,7 @@ TEST(FindingClasses, OneRowPerClassInEnumOrderWithBoundedFixedTexts) {
         EXPECT_TRUE(reasons.insert(row.reason).second) << "duplicate " << row.reason;
         EXPECT_EQ(fixed_reason(row.finding), row.reason);
     }
-    EXPECT_EQ(i, 10);
+    EXPECT_EQ(i, 17);
     EXPECT_EQ(fixed_reason(FindingClass::busbw_low), "preflight: busbw low");
     EXPECT_EQ(fixed_reason(FindingClass::link_down), "preflight: link down");
     EXPECT_EQ(fixed_reason(FindingClass::link_degraded), "preflight: link degraded");
@@ -68,6 +68,21 @@ TEST(ClassifyFinding, EachCheckFailureKindHasItsClass) {
         classify_finding("collective.gloo_allreduce", Verdict::fail, "data check failed on rank 3"),
         FindingClass::data_corruption);
     EXPECT_EQ(classify_finding("gpu.inventory", Verdict::fail, "7 GPU(s), expected 8"),
+              FindingClass::gpu_mismatch);
+    // The GPU checks name their class in their detail's first words.
+    EXPECT_EQ(classify_finding("gpu.xid", Verdict::fail,
+                               "gpu xid: GPU 3 (0000:52:00.0): Xid 48 Double Bit ECC Error"),
+              FindingClass::gpu_xid);
+    EXPECT_EQ(classify_finding("gpu.health", Verdict::fail,
+                               "gpu memory: GPU 1 (00000000:9E:00.0): row remapping pending"),
+              FindingClass::gpu_memory);
+    EXPECT_EQ(classify_finding("gpu.health", Verdict::fail, "nvlink errors: GPU 0 link 3 down"),
+              FindingClass::nvlink_errors);
+    EXPECT_EQ(classify_finding("exec.dcgm_diag", Verdict::fail, "gpu memory: GPU 0: memory Fail"),
+              FindingClass::gpu_memory);
+    EXPECT_EQ(classify_finding("gpu.compute", Verdict::pass, "", "gemm_bf16_tflops"),
+              FindingClass::gpu_slow);
+    EXPECT_EQ(classify_finding("gpu.health", Verdict::fail, "gpu xidx: not a class"),
               FindingClass::gpu_mismatch);
     EXPECT_EQ(classify_finding("collective.gloo_allreduce", Verdict::pass, "", "busbw_gbps"),
               FindingClass::busbw_low);

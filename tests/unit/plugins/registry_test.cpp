@@ -86,7 +86,8 @@ TEST(Registry, EveryCheckIsItsRowsSpec) {
 }
 
 // Judgement as the controller has applied it: every collective is judged fleet-relative on
-// busBW (the node-local NCCL one too); every other check judges itself.
+// busBW (the node-local NCCL one too); gpu.compute judges its GPUs within the node and its
+// median BF16 TFLOPS goes to the judge (both); every other check judges itself.
 TEST(Registry, CollectivesAreJudgedOnBusbwAgainstTheFleet) {
     for (const auto& entry : builtin_checks()) {
         const auto& spec = entry.spec;
@@ -95,6 +96,10 @@ TEST(Registry, CollectivesAreJudgedOnBusbwAgainstTheFleet) {
             EXPECT_EQ(spec.metric.name, core::k_busbw_metric) << spec.name;
             EXPECT_EQ(spec.metric.unit, "GB/s") << spec.name;
             EXPECT_TRUE(spec.fleet_judged()) << spec.name;
+        } else if (spec.name == "gpu.compute") {
+            EXPECT_EQ(spec.judged, core::Judged::both);
+            EXPECT_EQ(spec.metric.name, "gemm_bf16_tflops");
+            EXPECT_EQ(spec.metric.unit, "TFLOPS");
         } else if (spec.name != "exec.nccl_tests") {
             EXPECT_EQ(spec.judged, core::Judged::absolute) << spec.name;
             EXPECT_FALSE(spec.fleet_judged()) << spec.name;

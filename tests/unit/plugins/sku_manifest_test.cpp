@@ -24,6 +24,10 @@ TEST(SkuManifest, EveryManifestLoadsAgainstTheCatalog) {
         if (entry.path().extension() != ".yaml") {
             continue;
         }
+        if (entry.path().filename().string().find("-gpu.yaml") != std::string::npos &&
+            find_check_spec("gpu.compute") == nullptr) {
+            continue;  // the GPU manifests name gpu.compute, which a build without CUDA lacks
+        }
         ++count;
         EXPECT_NO_THROW(core::load_config(entry.path().string(), param_catalog())) << entry.path();
     }
@@ -55,6 +59,40 @@ std::map<std::string, core::CheckResult> run_manifest(const core::RunConfig& con
         out[name] = fixture::run_on(*check, root, params);
     }
     return out;
+}
+
+// The GPU manifests' floors: half of the published dense figure (sku_figures.md, read by hand),
+// and under what others measured on the same GPU, so a healthy GPU cannot fail them.
+struct GpuSku {
+    const char* file;
+    double bf16, fp8, hbm, nvlink_one_way;  // published [1]; fp8 0: none
+    double measured_bf16;                   // measured by others [2]; 0: none found
+    int nvlinks;
+};
+
+TEST(SkuManifest, GpuFloorsAreHalfThePublishedFiguresAndUnderWhatOthersMeasured) {
+    if (find_check_spec("gpu.compute") == nullptr) {
+        GTEST_SKIP() << "built without CUDA: no gpu.compute to configure";
+    }
+    const GpuSku skus[] = {
+        {"h100-sxm-8x-gpu.yaml", 989, 1979, 3350, 450, 794.5, 18},
+        {"h200-sxm-8x-gpu.yaml", 989, 1979, 4800, 450, 794.5, 18},
+        {"a100-sxm4-80gb-8x-gpu.yaml", 312, 0, 2039, 300, 271.2, 12},
+        {"b200-8x-gpu.yaml", 2250, 4500, 8000, 900, 1745.0, 18},
+    };
+    for (const auto& sku : skus) {
+        const auto config = core::load_config((k_skus / sku.file).string(), param_catalog());
+        const auto& p = config.check_params.at("gpu.compute");
+        EXPECT_NEAR(p.at("floor_gemm_bf16_tflops").get<double>(), sku.bf16 / 2, 1) << sku.file;
+        EXPECT_NEAR(p.at("floor_gemm_fp8_tflops").get<double>(), sku.fp8 / 2, 1) << sku.file;
+        EXPECT_NEAR(p.at("floor_hbm_gbps").get<double>(), sku.hbm / 2, 1) << sku.file;
+        EXPECT_NEAR(p.at("floor_p2p_gbps").get<double>(), sku.nvlink_one_way / 2, 1) << sku.file;
+        EXPECT_LT(p.at("floor_gemm_bf16_tflops").get<double>(), sku.measured_bf16) << sku.file;
+        EXPECT_EQ(config.check_params.at("gpu.health").at("expect_nvlinks").get<int>(),
+                  sku.nvlinks);
+        EXPECT_DOUBLE_EQ(config.evaluation.floors.at("gpu.compute").at("gemm_bf16_tflops"),
+                         p.at("floor_gemm_bf16_tflops").get<double>());
+    }
 }
 
 class H100Manifest : public ::testing::Test {
