@@ -7,7 +7,7 @@
 // deadlines, controller, controller.tls, job, launch), core/config.cpp (the top level: checks,
 // params; and builtin_sections(), the list of every section), core/config_ledger.cpp, and, each
 // in its own file, the schedulers' sections: core/config_k8s.cpp, core/config_launch_slurm.cpp,
-// core/config_launch_ssh.cpp.
+// core/config_launch_ssh.cpp. `preflight config reference` prints them (docs/config.md).
 #pragma once
 
 #include <map>

@@ -2,7 +2,7 @@
 // an owner ("core", "slurm", "k8s", "ssh"), a doc paragraph and a table of fields; a field is a
 // core::ParamSpec (key, type, default read from the default-constructed settings, doc, unit) with
 // a Rule for what a value of the right type must also be, and the member of the settings it fills.
-// read_sections walks the tables (core/config.cpp).
+// read_sections walks the tables (core/config.cpp); `preflight config reference` prints them.
 #pragma once
 
 #include <functional>

@@ -12,6 +12,7 @@
 #include "controller/cli/cli_certify.hpp"
 #include "controller/cli/cli_checks.hpp"
 #include "controller/cli/cli_common.hpp"
+#include "controller/cli/cli_config.hpp"
 #include "controller/cli/cli_gang_gate.hpp"
 #include "controller/cli/cli_inspect.hpp"
 #include "controller/cli/cli_keys.hpp"
@@ -242,6 +243,7 @@ int preflight_main(int argc, char** argv) {
         add_inspect_command(app),
         add_testbed_commands(app, argv[0]),
         [run_checks = add_checks_command(app)](const std::string&, bool) { return run_checks(); },
+        [run_config = add_config_command(app)](const std::string&, bool) { return run_config(); },
     };
     set_exit_code_footer(app);
 
