@@ -39,8 +39,8 @@ std::string known_checks(const ParamCatalog& catalog);
 struct FieldSpec {
     ParamSpec param;
     Rule rule{};  // its text is what the reference lists as allowed
-    std::string
-        expected{};  // "must be <expected>" for a value of the wrong kind; empty: the type's
+    // "must be <expected>" for a list that is not one; empty: the type's ("a list of strings").
+    std::string expected{};
 };
 
 template <class S>
