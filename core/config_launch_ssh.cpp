@@ -1,4 +1,4 @@
-// The `launch.ssh` section of the run configuration; see core/run_config.hpp and docs/ssh.md.
+// The `launch.ssh` table (docs/ssh.md). Owned by the ssh wing.
 // Every path and name here ends up in an ssh argv (never a local shell) or, for `agent`, quoted
 // in the remote command; the checks below still refuse what ssh itself would reinterpret (tokens
 // such as %h, ${VAR}, whitespace-separated lists) and any option that would weaken host key
@@ -10,12 +10,12 @@
 #include <string_view>
 #include <utility>
 
-#include "core/checked_number.hpp"
 #include "core/config_sections.hpp"
-#include "core/yaml_errors.hpp"
 
-namespace preflight::core::config_sections {
+namespace preflight::core::config {
 namespace {
+
+using nlohmann::json;
 
 // Characters a path ssh reads (identity, known_hosts, config) may hold: ssh expands %tokens,
 // ${VAR} and splits some values at whitespace, so only plain path characters are accepted.
@@ -85,103 +85,100 @@ const std::map<std::string, std::string>& own_options() {
     return names;
 }
 
-void check_extra_option(const std::string& file, const YAML::Node& node, const std::string& opt) {
+// Why opt may not be an extra `-o` option, or nullopt.
+std::optional<std::string> extra_option_error(const std::string& opt) {
     const std::string what = "'launch.ssh.options' entry '" + opt + "'";
     const auto eq = opt.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == opt.size()) {
-        yaml::fail(file, node, what + " must be Name=value");
+        return what + " must be Name=value";
     }
     const std::string name = opt.substr(0, eq);
     const std::string value = opt.substr(eq + 1);
     if (!std::all_of(name.begin(), name.end(),
                      [](unsigned char c) { return std::isalpha(c) != 0; })) {
-        yaml::fail(file, node, what + ": the option name must be letters only");
+        return what + ": the option name must be letters only";
     }
     const std::string key = lower(name);
     if (auto own = own_options().find(key); own != own_options().end()) {
-        yaml::fail(file, node,
-                   what + ": preflight sets " + name + " itself" +
-                       (own->second.empty()
-                            ? std::string(" (host keys are always checked, nothing prompts)")
-                            : " (use launch.ssh." + own->second + ")"));
+        return what + ": preflight sets " + name + " itself" +
+               (own->second.empty()
+                    ? std::string(" (host keys are always checked, nothing prompts)")
+                    : " (use launch.ssh." + own->second + ")");
     }
     if (allowed_options().count(key) == 0) {
         std::string list;
         for (const auto& [k, n] : allowed_options()) {
             list += (list.empty() ? "" : ", ") + n;
         }
-        yaml::fail(file, node,
-                   what + ": " + name +
-                       " is not among the options that only tune the connection (allowed: " + list +
-                       "); proxies and other settings belong in an ssh_config named by "
-                       "launch.ssh.config");
+        return what + ": " + name +
+               " is not among the options that only tune the connection (allowed: " + list +
+               "); proxies and other settings belong in an ssh_config named by launch.ssh.config";
     }
     const bool plain = std::all_of(value.begin(), value.end(), [](unsigned char c) {
         return std::isalnum(c) != 0 ||
                std::string_view(" ,.:_@+/=-^").find(static_cast<char>(c)) != std::string_view::npos;
     });
     if (!plain || value.front() == ' ' || value.back() == ' ') {
-        yaml::fail(file, node,
-                   what +
-                       ": the value may hold letters, digits, single inner blanks and , . : _ @ "
-                       "+ / = - ^ only");
+        return what +
+               ": the value may hold letters, digits, single inner blanks and , . : _ @ + / = - ^ "
+               "only";
     }
+    return std::nullopt;
 }
 
-}  // namespace
-
-void parse_launch_ssh(const std::string& file, const YAML::Node& node, SshLaunchConfig& out) {
-    yaml::reject_unknown_keys(file, node, "launch.ssh",
-                              {"ssh", "user", "port", "identity", "known_hosts", "config",
-                               "connect_timeout_s", "host_timeout_s", "server_alive_interval_s",
-                               "server_alive_count_max", "fanout", "agent", "options"});
-    auto text = [&](const char* key) -> std::optional<std::pair<YAML::Node, std::string>> {
-        const std::string path = std::string("launch.ssh.") + key;
-        if (auto n = yaml::get(file, node, key, path)) {
-            return std::make_pair(n, yaml::as_string(file, n, path));
+Rule options_rule() {
+    Rule rule{"Name=value of an option that only tunes the connection (docs/ssh.md)"};
+    rule.check = [](const json& list, const std::string&) -> std::optional<Violation> {
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            if (auto error = extra_option_error(list[i].get<std::string>())) {
+                return Violation{*error, i};
+            }
         }
         return std::nullopt;
     };
-    // An absolute path or, where allowed, a bare program name looked up in PATH.
-    auto program = [&](const char* key, std::string& value, const char* where) {
-        if (auto got = text(key)) {
-            const auto& [n, v] = *got;
-            const bool absolute = !v.empty() && v.front() == '/';
-            const bool bare = !v.empty() && v.find('/') == std::string::npos && v.front() != '-';
-            if ((!absolute && !bare) || !plain_path_chars(v)) {
-                yaml::fail(file, n,
-                           std::string("'launch.ssh.") + key + "' must be an absolute path or a " +
-                               "program name found in PATH " + where +
-                               " (letters, digits and / . _ - + @ , : =), got '" + v + "'");
-            }
-            value = v;
+    return rule;
+}
+
+// An absolute path or a bare program name looked up in PATH (where: "here", "on the nodes").
+Rule program(const std::string& where) {
+    Rule rule{"an absolute path or a program name found in PATH " + where};
+    rule.check = [where](const json& value, const std::string& path) -> std::optional<Violation> {
+        const auto v = value.get<std::string>();
+        const bool absolute = !v.empty() && v.front() == '/';
+        const bool bare = !v.empty() && v.find('/') == std::string::npos && v.front() != '-';
+        if ((absolute || bare) && plain_path_chars(v)) {
+            return std::nullopt;
         }
+        return Violation{"'" + path +
+                         "' must be an absolute path or a program name found in PATH " + where +
+                         " (letters, digits and / . _ - + @ , : =), got '" + v + "'"};
     };
-    program("ssh", out.ssh, "here");
-    program("agent", out.agent, "on the nodes");
-    // A file ssh reads here: absolute, plain characters (ssh would expand %tokens and ${VAR}).
-    auto path = [&](const char* key, std::string& value, bool none_ok) {
-        if (auto got = text(key)) {
-            const auto& [n, v] = *got;
-            if ((none_ok && v == "none") || (!none_ok && v.empty())) {
-                value = v;  // the default: ssh's own files (or no ssh_config at all)
-                return;
-            }
-            if (v.empty() || v.front() != '/' || !plain_path_chars(v)) {
-                yaml::fail(file, n,
-                           std::string("'launch.ssh.") + key +
-                               "' must be an absolute path (letters, digits and / . _ - + @ , : "
-                               "=)" +
-                               (none_ok ? " or none" : "") + ", got '" + v + "'");
-            }
-            value = v;
+    return rule;
+}
+
+// A file ssh reads here: absolute, plain characters (ssh would expand %tokens and ${VAR}); empty
+// (or, with none_ok, "none") for ssh's own default.
+Rule ssh_file(bool none_ok) {
+    Rule rule{none_ok ? "an absolute path or none" : "an absolute path, or empty"};
+    rule.check = [none_ok](const json& value, const std::string& path) -> std::optional<Violation> {
+        const auto v = value.get<std::string>();
+        if ((none_ok && v == "none") || (!none_ok && v.empty())) {
+            return std::nullopt;
         }
+        if (!v.empty() && v.front() == '/' && plain_path_chars(v)) {
+            return std::nullopt;
+        }
+        return Violation{"'" + path +
+                         "' must be an absolute path (letters, digits and / . _ - + @ , : =)" +
+                         (none_ok ? " or none" : "") + ", got '" + v + "'"};
     };
-    path("identity", out.identity, false);
-    path("known_hosts", out.known_hosts, false);
-    path("config", out.config, true);
-    if (auto got = text("user")) {
-        const auto& [n, v] = *got;
+    return rule;
+}
+
+Rule user_name() {
+    Rule rule{"a user name (at most 32 of a-z 0-9 _ . -, first a-z or _) or empty"};
+    rule.check = [](const json& value, const std::string& path) -> std::optional<Violation> {
+        const auto v = value.get<std::string>();
         const bool ok =
             v.empty() ||
             (v.size() <= 32 && (std::islower(static_cast<unsigned char>(v[0])) || v[0] == '_') &&
@@ -189,49 +186,59 @@ void parse_launch_ssh(const std::string& file, const YAML::Node& node, SshLaunch
                  return std::islower(c) != 0 || std::isdigit(c) != 0 || c == '_' || c == '-' ||
                         c == '.';
              }));
-        if (!ok) {
-            yaml::fail(
-                file, n,
-                "'launch.ssh.user' must be a user name ([a-z_][a-z0-9_.-]*, at most 32) or empty, "
-                "got '" +
-                    v + "'");
+        if (ok) {
+            return std::nullopt;
         }
-        out.user = v;
-    }
-    auto integer = [&](const char* key, int& value, int lo, int hi) {
-        const std::string p = std::string("launch.ssh.") + key;
-        if (auto n = yaml::get(file, node, key, p)) {
-            value = yaml::as_int(file, n, p);
-            if (value < lo || value > hi) {
-                yaml::fail_out_of_range(file, n, p,
-                                        "in " + std::to_string(lo) + ".." + std::to_string(hi));
-            }
-        }
+        return Violation{"'" + path +
+                         "' must be a user name ([a-z_][a-z0-9_.-]*, at most 32) or empty, got '" +
+                         v + "'"};
     };
-    integer("port", out.port, 0, 65535);
-    integer("connect_timeout_s", out.connect_timeout_s, 1, 3600);
-    integer("server_alive_interval_s", out.server_alive_interval_s, 1, 3600);
-    integer("server_alive_count_max", out.server_alive_count_max, 1, 100);
-    integer("fanout", out.fanout, 1, 4096);
-    if (auto n = yaml::get(file, node, "host_timeout_s", "launch.ssh.host_timeout_s")) {
-        out.host_timeout_s = yaml::as_double(file, n, "launch.ssh.host_timeout_s");
-        if (!(out.host_timeout_s > 0.0) ||
-            !check_duration_s(out.host_timeout_s, "launch.ssh.host_timeout_s")) {
-            yaml::fail_out_of_range(file, n, "launch.ssh.host_timeout_s",
-                                    "> 0 and at most 30 days");
-        }
-    }
-    if (auto n = yaml::get(file, node, "options", "launch.ssh.options")) {
-        if (!n.IsSequence()) {
-            yaml::fail(file, n, "'launch.ssh.options' must be a list of Name=value strings");
-        }
-        out.options.clear();
-        for (const auto& item : n) {
-            const std::string opt = yaml::as_string(file, item, "launch.ssh.options");
-            check_extra_option(file, item, opt);
-            out.options.push_back(opt);
-        }
-    }
+    return rule;
 }
 
-}  // namespace preflight::core::config_sections
+}  // namespace
+
+Section launch_ssh_section() {
+    using S = SshLaunchConfig;
+    return section<S>(
+        "launch.ssh", "ssh",
+        "The ssh launcher for clusters without a scheduler (`--launcher ssh`, docs/ssh.md): one "
+        "ssh session per node, argv only. Host keys are always checked (StrictHostKeyChecking=yes, "
+        "BatchMode=yes) and the node key goes over ssh's stdin.",
+        [](RunConfig& c) -> S& { return c.launch.ssh; },
+        {
+            field("ssh", &S::ssh, "the ssh client", "", program("here")),
+            field("user", &S::user, "-l USER; empty: ssh's default (this user's name)", "",
+                  user_name()),
+            field("port", &S::port, "-p PORT; 0: ssh's default (22)", "", whole_in(0, 65535)),
+            field("identity", &S::identity,
+                  "-i FILE (with IdentitiesOnly=yes); empty: ssh's default keys", "",
+                  ssh_file(false)),
+            field("known_hosts", &S::known_hosts,
+                  "UserKnownHostsFile, the only file host keys are checked against "
+                  "(GlobalKnownHostsFile is then /dev/null); empty: ~/.ssh/known_hosts and "
+                  "/etc/ssh/ssh_known_hosts",
+                  "", ssh_file(false)),
+            field("config", &S::config, "-F: none reads no ssh_config at all; else that file", "",
+                  ssh_file(true)),
+            field("connect_timeout_s", &S::connect_timeout_s,
+                  "ConnectTimeout; a fan-out slot is freed after it too", "s", whole_in(1, 3600)),
+            field("host_timeout_s", &S::host_timeout_s,
+                  "ssh started -> agent connected, else the node is an error", "s",
+                  duration(false)),
+            field("server_alive_interval_s", &S::server_alive_interval_s,
+                  "ServerAliveInterval during the run", "s", whole_in(1, 3600)),
+            field("server_alive_count_max", &S::server_alive_count_max, "ServerAliveCountMax", "",
+                  whole_in(1, 100)),
+            field("fanout", &S::fanout, "at most this many sessions being established at once", "",
+                  whole_in(1, 4096)),
+            field("agent", &S::agent, "the agent on the nodes", "", program("on the nodes")),
+            field("options", &S::options,
+                  "extra `-o Name=value` options, from a list of names that only tune the "
+                  "connection",
+                  "", options_rule())
+                .expecting("a list of Name=value strings"),
+        });
+}
+
+}  // namespace preflight::core::config

@@ -1,60 +1,53 @@
-// The `ledger` section of the run configuration; see core/run_config.hpp and docs/ledger.md.
-#include <cmath>
-
+// The `ledger` and `ledger.self_history` tables; see docs/ledger.md.
 #include "core/config_sections.hpp"
-#include "core/yaml_errors.hpp"
 
-namespace preflight::core::config_sections {
-namespace {
+namespace preflight::core::config {
 
-double number_in(const std::string& file, const YAML::Node& map, const char* key,
-                 const std::string& path, double lo, double hi, double current) {
-    const YAML::Node n = yaml::get(file, map, key, path);
-    if (!n)
-        return current;
-    const double v = yaml::as_double(file, n, path);
-    if (!std::isfinite(v) || v < lo || v > hi)
-        yaml::fail(file, n,
-                   "'" + path + "' must be a number in [" + std::to_string(lo) + ", " +
-                       std::to_string(hi) + "]");
-    return v;
+Section ledger_section() {
+    using L = LedgerConfig;
+    return section<L>(
+        "ledger", "core",
+        "Where runs are recorded (docs/ledger.md) and the self-history rule. Without a url (and "
+        "no `--ledger`) nothing is recorded and the rule is off.",
+        &RunConfig::ledger,
+        {
+            field("url", &L::url, "the ledger runs are recorded in; empty: none", "",
+                  must_be("sqlite:PATH, a path or postgresql://...",
+                          [](const nlohmann::json& v) {
+                              const auto url = v.get<std::string>();
+                              return !url.empty() && url.find('\n') == std::string::npos;
+                          })),
+            field("kind", &L::kind,
+                  "what `preflight run` records: a gate, or a certification (its passing nodes "
+                  "are certified, its failing nodes are not)",
+                  "", one_of({{"gate"}, {"certify"}})),
+            field("connect_timeout_s", &L::connect_timeout_s,
+                  "PostgreSQL's connect timeout, SQLite's lock wait", "s", in_range(0.5, 600)),
+        });
 }
 
-}  // namespace
-
-void parse_ledger(const std::string& file, const YAML::Node& node, LedgerConfig& out) {
-    yaml::require_map(file, node, "ledger");
-    yaml::reject_unknown_keys(file, node, "ledger",
-                              {"url", "kind", "connect_timeout_s", "self_history"});
-    if (auto n = yaml::get(file, node, "url", "ledger.url")) {
-        out.url = yaml::as_string(file, n, "ledger.url");
-        if (out.url.empty() || out.url.find('\n') != std::string::npos)
-            yaml::fail(file, n, "'ledger.url' must be sqlite:PATH, a path or postgresql://...");
-    }
-    if (auto n = yaml::get(file, node, "kind", "ledger.kind")) {
-        out.kind = yaml::as_string(file, n, "ledger.kind");
-        if (out.kind != "gate" && out.kind != "certify")
-            yaml::fail(file, n, "'ledger.kind' must be gate or certify");
-    }
-    out.connect_timeout_s = number_in(file, node, "connect_timeout_s", "ledger.connect_timeout_s",
-                                      0.5, 600.0, out.connect_timeout_s);
-    if (auto h = yaml::get(file, node, "self_history", "ledger.self_history")) {
-        const std::string p = "ledger.self_history";
-        yaml::require_map(file, h, p);
-        yaml::reject_unknown_keys(file, h, p,
-                                  {"drop_fraction", "window_days", "min_samples", "max_samples"});
-        auto& s = out.self_history;
-        s.drop_fraction =
-            number_in(file, h, "drop_fraction", p + ".drop_fraction", 0.0, 0.9, s.drop_fraction);
-        s.window_days =
-            number_in(file, h, "window_days", p + ".window_days", 0.01, 3650.0, s.window_days);
-        s.min_samples = static_cast<int>(
-            number_in(file, h, "min_samples", p + ".min_samples", 1, 1000, s.min_samples));
-        s.max_samples = static_cast<int>(
-            number_in(file, h, "max_samples", p + ".max_samples", 1, 1000, s.max_samples));
-        if (s.max_samples < s.min_samples)
-            yaml::fail(file, h, "'" + p + ".max_samples' must be at least min_samples");
-    }
+Section ledger_self_history_section() {
+    using H = SelfHistoryConfig;
+    return section<H>(
+        "ledger.self_history", "core",
+        "Warn when a node's judged figure fell more than `drop_fraction` below the median of its "
+        "own recent passing figures, even within `threshold_fraction` of today's cohort.",
+        [](RunConfig& c) -> H& { return c.ledger.self_history; },
+        {
+            field("drop_fraction", &H::drop_fraction, "the drop that warns; 0 turns the rule off",
+                  "", in_range(0, 0.9)),
+            field("window_days", &H::window_days, "how far back the history is read", "days",
+                  in_range(0.01, 3650)),
+            field("min_samples", &H::min_samples,
+                  "fewer earlier passes: no judgement (never a guess)", "", whole_in(1, 1000)),
+            field("max_samples", &H::max_samples, "the most recent passes compared", "",
+                  whole_in(1, 1000, "at least min_samples")),
+        },
+        [](const ReadContext& ctx, const YAML::Node& map, const H& history) {
+            if (history.max_samples < history.min_samples) {
+                ctx.fail(map, "'ledger.self_history.max_samples' must be at least min_samples");
+            }
+        });
 }
 
-}  // namespace preflight::core::config_sections
+}  // namespace preflight::core::config

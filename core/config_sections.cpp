@@ -1,233 +1,190 @@
+// The tables of the core sections: evaluation, actions, deadlines, controller, controller.tls,
+// job and launch.
 #include "core/config_sections.hpp"
 
-#include <arpa/inet.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
-#include "core/checked_number.hpp"
-#include "core/k8s_pod_template.hpp"
 #include "core/yaml_errors.hpp"
 
-namespace preflight::core::config_sections {
+namespace preflight::core::config {
+
 namespace {
 
-// A duration in seconds: above 0 (at or above with allow_zero) and at most k_max_duration_s, so
-// that it converts to milliseconds without overflow wherever it is used.
-double duration_s(const std::string& file, const YAML::Node& node, const std::string& key,
-                  bool allow_zero) {
-    const double value = yaml::as_double(file, node, key);
-    if (allow_zero ? value < 0.0 : !(value > 0.0)) {
-        yaml::fail_out_of_range(file, node, key, allow_zero ? ">= 0" : "> 0");
+// evaluation.floors: check -> metric -> floor; every check must be in the catalog.
+void read_floors(const ReadContext& ctx, const YAML::Node& node, const FieldSpec&,
+                 const std::string& path, EvaluationConfig& out) {
+    yaml::require_map(ctx.file, node, path);
+    for (const auto& entry : node) {
+        const std::string check = entry.first.Scalar();
+        ctx.require_check(entry.first, check);
+        auto& metrics = out.floors[check];
+        if (entry.second.IsNull()) {
+            continue;
+        }
+        const std::string section = path + "." + check;
+        yaml::require_map(ctx.file, entry.second, section);
+        for (const auto& metric : entry.second) {
+            const std::string name = metric.first.Scalar();
+            metrics[name] = yaml::as_double(ctx.file, metric.second, section + "." + name);
+        }
     }
-    if (auto st = check_duration_s(value, key); !st) {
-        yaml::fail_out_of_range(
-            file, node, key,
-            "at most " + std::to_string(static_cast<long long>(k_max_duration_s)) + " (30 days)");
-    }
-    return value;
 }
 
 }  // namespace
 
-void parse_actions(const std::string& file, const YAML::Node& node, ActionsConfig& out) {
-    yaml::reject_unknown_keys(
-        file, node, "actions",
-        {"targets", "max_action_fraction", "min_actions", "max_actions", "scontrol"});
-    if (auto n = yaml::get(file, node, "targets", "actions.targets")) {
-        if (!n.IsSequence()) {
-            yaml::fail(file, n, "'actions.targets' must be a list");
-        }
-        out.targets.clear();
-        for (const auto& item : n) {
-            auto target = yaml::as_string(file, item, "actions.targets");
-            if (target != "slurm" && target != "k8s") {
-                yaml::fail(file, item,
-                           "unknown target '" + target +
-                               "' in 'actions.targets' (allowed: "
-                               "slurm, k8s)");
-            }
-            out.targets.push_back(target);
-        }
-    }
-    if (auto n = yaml::get(file, node, "max_action_fraction", "actions.max_action_fraction")) {
-        out.max_action_fraction = yaml::as_double(file, n, "actions.max_action_fraction");
-        if (out.max_action_fraction < 0.0 || out.max_action_fraction > 1.0) {
-            yaml::fail_out_of_range(file, n, "actions.max_action_fraction", "in [0, 1]");
-        }
-    }
-    if (auto n = yaml::get(file, node, "min_actions", "actions.min_actions")) {
-        out.min_actions = yaml::as_int(file, n, "actions.min_actions");
-        if (out.min_actions < 0) {
-            yaml::fail_out_of_range(file, n, "actions.min_actions", ">= 0");
-        }
-    }
-    if (auto n = yaml::get(file, node, "max_actions", "actions.max_actions")) {
-        out.max_actions = yaml::as_int(file, n, "actions.max_actions");
-        if (out.max_actions < 0) {
-            yaml::fail_out_of_range(file, n, "actions.max_actions", ">= 0 (0: no absolute cap)");
-        }
-    }
-    if (auto n = yaml::get(file, node, "scontrol", "actions.scontrol")) {
-        out.scontrol = yaml::as_string(file, n, "actions.scontrol");
-        if (out.scontrol.empty()) {
-            yaml::fail(file, n, "'actions.scontrol' must not be empty");
-        }
-    }
+Section evaluation_section() {
+    using E = EvaluationConfig;
+    return section<E>(
+        "evaluation", "core",
+        "How the judge (core/judge.hpp) decides: a node fails under `threshold_fraction` × the "
+        "median of its cohort's figures, or under an absolute floor. A cohort too small or too "
+        "noisy to tell is inconclusive: a warning, never an action.",
+        &RunConfig::evaluation,
+        {
+            field("threshold_fraction", &E::threshold_fraction,
+                  "a node fails under this fraction of its cohort's median", "",
+                  above_and_at_most(0, 1)),
+            field("min_cohort", &E::min_cohort,
+                  "fewer measured nodes in a cohort: only the floors judge them", "", at_least(1)),
+            field("max_relative_mad", &E::max_relative_mad,
+                  "a cohort whose MAD is above this share of its median is too noisy to tell a "
+                  "slow node from the spread: its nodes under the threshold are inconclusive",
+                  "", in_range(0, 1, "0 turns the bound off")),
+            field("cohort_label", &E::cohort_label,
+                  "nodes with equal values of this inventory label form a cohort", "", not_empty()),
+            custom_field("floors", &E::floors,
+                         "absolute floors, `CHECK: {METRIC: value}`: a figure under its floor "
+                         "fails whatever the median",
+                         "", "checks of `preflight checks list`, metrics as numbers", &read_floors),
+            field("topology_file", &E::topology_file,
+                  "a Slurm topology.conf (tree): round 1 pairs nodes under the same leaf switch "
+                  "first; empty: none"),
+            field("topology_label", &E::topology_label,
+                  "without topology_file: a node label (e.g. `rack`) whose equal values round 1 "
+                  "pairs first; empty: none"),
+        });
 }
 
-void parse_deadlines(const std::string& file, const YAML::Node& node, DeadlineConfig& out) {
-    yaml::reject_unknown_keys(file, node, "deadlines",
-                              {"connect_s", "heartbeat_s", "step_slack_s"});
-    if (auto n = yaml::get(file, node, "connect_s", "deadlines.connect_s")) {
-        out.connect_s = duration_s(file, n, "deadlines.connect_s", false);
-    }
-    if (auto n = yaml::get(file, node, "heartbeat_s", "deadlines.heartbeat_s")) {
-        out.heartbeat_s = duration_s(file, n, "deadlines.heartbeat_s", false);
-    }
-    if (auto n = yaml::get(file, node, "step_slack_s", "deadlines.step_slack_s")) {
-        out.step_slack_s = duration_s(file, n, "deadlines.step_slack_s", true);
-    }
-}
-
-void parse_controller(const std::string& file, const YAML::Node& node, ControllerConfig& out) {
-    yaml::reject_unknown_keys(file, node, "controller", {"listen", "port", "advertise", "tls"});
-    if (auto n = yaml::get(file, node, "listen", "controller.listen")) {
-        out.listen = yaml::as_string(file, n, "controller.listen");
-        // The controller binds this literally; a typo is better caught here than at bind().
-        unsigned char buffer[16];
-        if (::inet_pton(AF_INET, out.listen.c_str(), buffer) != 1 &&
-            ::inet_pton(AF_INET6, out.listen.c_str(), buffer) != 1) {
-            yaml::fail(file, n, "'controller.listen' must be an IPv4 or IPv6 address");
-        }
-    }
-    if (auto n = yaml::get(file, node, "port", "controller.port")) {
-        out.port = yaml::as_int(file, n, "controller.port");
-        if (out.port < 0 || out.port > 65535) {
-            yaml::fail_out_of_range(file, n, "controller.port", "in 0..65535");
-        }
-    }
-    if (auto n = yaml::get(file, node, "advertise", "controller.advertise")) {
-        // May be a host name the agents resolve; empty means "per-node routed source address".
-        out.advertise = yaml::as_string(file, n, "controller.advertise");
-    }
-    if (auto n = yaml::get(file, node, "tls", "controller.tls")) {
-        parse_tls(file, n, out.tls);
-    }
-}
-
-// cert, key and ca are all required; each must be a readable file on the controller (the CA
-// too: the controller checks its own certificate against it before any agent starts).
-void parse_tls(const std::string& file, const YAML::Node& node, TlsConfig& out) {
-    yaml::reject_unknown_keys(file, node, "controller.tls", {"cert", "key", "ca", "server_name"});
-    auto read_path = [&](const char* key, std::string& value) {
-        const std::string name = std::string("controller.tls.") + key;
-        auto n = yaml::get(file, node, key, name);
-        if (!n) {
-            yaml::fail(file, node, "'controller.tls' needs '" + std::string(key) + "'");
-        }
-        value = yaml::as_string(file, n, name);
-        if (::access(value.c_str(), R_OK) != 0) {
-            yaml::fail(file, n,
-                       "'" + name + "': cannot read '" + value + "': " + std::strerror(errno));
-        }
-    };
-    read_path("cert", out.cert);
-    read_path("key", out.key);
-    read_path("ca", out.ca);
-    if (auto n = yaml::get(file, node, "server_name", "controller.tls.server_name")) {
-        out.server_name = yaml::as_string(file, n, "controller.tls.server_name");
-        if (out.server_name.empty()) {
-            yaml::fail(file, n, "'controller.tls.server_name' is empty (omit it instead)");
-        }
-    }
-}
-
-void parse_k8s(const std::string& file, const YAML::Node& node, KubernetesConfig& out) {
-    yaml::reject_unknown_keys(
-        file, node, "k8s",
-        {"kubeconfig", "context", "namespace", "image", "service_account", "request_timeout_s",
-         "max_retries", "gpus_per_node", "pod_template"});
-    auto text = [&](const char* key, std::string& value, bool may_be_empty) {
-        const std::string path = std::string("k8s.") + key;
-        if (auto n = yaml::get(file, node, key, path)) {
-            value = yaml::as_string(file, n, path);
-            if (!may_be_empty && value.empty()) {
-                yaml::fail(file, n, "'" + path + "' must not be empty");
+Section actions_section() {
+    using A = ActionsConfig;
+    Rule target{"each slurm or k8s"};
+    target.check = [](const nlohmann::json& list,
+                      const std::string& path) -> std::optional<Violation> {
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            const auto name = list[i].get<std::string>();
+            if (name != "slurm" && name != "k8s") {
+                return Violation{
+                    "unknown target '" + name + "' in '" + path + "' (allowed: slurm, k8s)", i};
             }
         }
+        return std::nullopt;
     };
-    text("kubeconfig", out.kubeconfig, true);
-    text("context", out.context, true);
-    text("namespace", out.namespace_name, false);
-    text("image", out.image, true);
-    text("service_account", out.service_account, false);
-    if (auto n = yaml::get(file, node, "request_timeout_s", "k8s.request_timeout_s")) {
-        out.request_timeout_s = duration_s(file, n, "k8s.request_timeout_s", false);
-    }
-    if (auto n = yaml::get(file, node, "max_retries", "k8s.max_retries")) {
-        out.max_retries = yaml::as_int(file, n, "k8s.max_retries");
-        if (out.max_retries < 0 || out.max_retries > 10) {
-            yaml::fail_out_of_range(file, n, "k8s.max_retries", "in 0..10");
-        }
-    }
-    if (auto n = yaml::get(file, node, "gpus_per_node", "k8s.gpus_per_node")) {
-        out.gpus_per_node = yaml::as_int(file, n, "k8s.gpus_per_node");
-        if (out.gpus_per_node < 0 || out.gpus_per_node > 64) {
-            yaml::fail_out_of_range(
-                file, n, "k8s.gpus_per_node",
-                "in 0..64 (0: read the nodes' allocatable nvidia.com/gpu at launch)");
-        }
-    }
-    if (auto n = yaml::get(file, node, "pod_template", "k8s.pod_template")) {
-        out.pod_template = k8s::parse_pod_template(file, n);
-    }
+    return section<A>(
+        "actions", "core",
+        "What is planned for the nodes that fail (a drain in Slurm, a taint in Kubernetes) and "
+        "the circuit breaker that refuses to act on too many. Actions are carried out only with "
+        "`--apply`.",
+        &RunConfig::actions,
+        {
+            field("targets", &A::targets, "where each action is planned", "", std::move(target)),
+            field("max_action_fraction", &A::max_action_fraction,
+                  "circuit breaker: refuse to act on more than this share of the nodes", "",
+                  in_range(0, 1)),
+            field("min_actions", &A::min_actions, "... but always allow this many (small cohorts)",
+                  "", at_least(0)),
+            field("max_actions", &A::max_actions, "an absolute cap over both; 0: none", "",
+                  at_least(0, "0: no absolute cap")),
+            field("scontrol", &A::scontrol,
+                  "the scontrol `--apply` runs (a path or a name in PATH)", "", not_empty()),
+        });
 }
 
-// The training job the report estimates the impact for (controller/job_impact.hpp).
-nlohmann::json parse_job(const std::string& file, const YAML::Node& node) {
-    yaml::reject_unknown_keys(file, node, "job",
-                              {"params", "dtype", "nodes", "gpus_per_node", "compute_ms"});
-    nlohmann::json job = nlohmann::json::object();
-    auto n = yaml::get(file, node, "params", "job.params");
-    if (!n) {
-        yaml::fail(file, node, "'job.params' (model parameters, e.g. 7e9) is required");
-    }
-    job["params"] = yaml::as_double(file, n, "job.params");
-    if (job["params"].get<double>() <= 0) {
-        yaml::fail_out_of_range(file, n, "job.params", "> 0");
-    }
-    auto c = yaml::get(file, node, "compute_ms", "job.compute_ms");
-    if (!c) {
-        yaml::fail(file, node, "'job.compute_ms' (compute time per step) is required");
-    }
-    job["compute_ms"] = yaml::as_double(file, c, "job.compute_ms");
-    if (job["compute_ms"].get<double>() <= 0) {
-        yaml::fail_out_of_range(file, c, "job.compute_ms", "> 0");
-    }
-    // yaml-cpp nodes are references: assigning one to another writes into the document, so
-    // each lookup gets its own variable.
-    if (auto d = yaml::get(file, node, "dtype", "job.dtype")) {
-        std::string dtype = yaml::as_string(file, d, "job.dtype");
-        if (dtype != "fp32" && dtype != "bf16" && dtype != "fp16" && dtype != "fp8") {
-            yaml::fail(file, d, "'job.dtype' must be one of fp32, bf16, fp16, fp8");
-        }
-        job["dtype"] = dtype;
-    }
-    if (auto k = yaml::get(file, node, "nodes", "job.nodes")) {
-        job["nodes"] = yaml::as_int(file, k, "job.nodes");
-        if (job["nodes"].get<int>() < 0) {
-            yaml::fail_out_of_range(file, k, "job.nodes", ">= 0 (0: the nodes in the run)");
-        }
-    }
-    if (auto g = yaml::get(file, node, "gpus_per_node", "job.gpus_per_node")) {
-        job["gpus_per_node"] = yaml::as_int(file, g, "job.gpus_per_node");
-        if (job["gpus_per_node"].get<int>() < 1) {
-            yaml::fail_out_of_range(file, g, "job.gpus_per_node", ">= 1");
-        }
-    }
-    return job;
+Section deadlines_section() {
+    using D = DeadlineConfig;
+    return section<D>(
+        "deadlines", "core", "How long the controller waits for its agents.", &RunConfig::deadlines,
+        {
+            field("connect_s", &D::connect_s, "all agents must have authenticated by then", "s",
+                  duration(false)),
+            field("heartbeat_s", &D::heartbeat_s,
+                  "heartbeat interval, both ways; a peer silent for 3 intervals is lost", "s",
+                  duration(false)),
+            field("step_slack_s", &D::step_slack_s,
+                  "added to a check's own timeout for the controller's deadline of a step", "s",
+                  duration(true)),
+        });
 }
 
-}  // namespace preflight::core::config_sections
+Section controller_section() {
+    using C = ControllerConfig;
+    return section<C>(
+        "controller", "core",
+        "Where the controller listens and what its agents dial; `--listen`, `--port` and "
+        "`--advertise` override these.",
+        &RunConfig::controller,
+        {
+            field("listen", &C::listen, "the address the controller binds", "", ip_address()),
+            field("port", &C::port, "the port it listens on; 0: an ephemeral port", "",
+                  whole_in(0, 65535)),
+            field("advertise", &C::advertise,
+                  "the address (or host name) agents dial; empty: the routed source address "
+                  "towards each node"),
+        });
+}
+
+Section controller_tls_section() {
+    using T = TlsConfig;
+    return section<T>(
+        "controller.tls", "core",
+        "Optional TLS between agents and controller (docs/security.md): off unless this section "
+        "is given. The HMAC challenge still authenticates the agents; TLS adds confidentiality "
+        "and lets agents authenticate the controller. The controller checks its certificate "
+        "against the CA before any agent starts.",
+        [](RunConfig& c) -> T& { return c.controller.tls; },
+        {
+            field("cert", &T::cert, "PEM certificate chain the controller presents", "",
+                  readable_file())
+                .required(),
+            field("key", &T::key, "its PEM private key", "", readable_file()).required(),
+            field("ca", &T::ca,
+                  "PEM CA the agents verify the controller against; the same path on the agents",
+                  "", readable_file())
+                .required(),
+            field("server_name", &T::server_name,
+                  "the name agents expect in the certificate; empty: the address dialed", "",
+                  not_empty("is empty (omit it instead)")),
+        });
+}
+
+Section job_section() {
+    using nlohmann::json;
+    // The defaults shown are outcome::JobProfile's (outcome/job_impact.hpp), which applies them;
+    // tests/unit/controller/config_reference_test.cpp holds the two equal.
+    return section<json>(
+        "job", "core",
+        "An optional training-job profile: the reports then estimate what the slow nodes cost "
+        "this job (the job-impact section).",
+        [](RunConfig& c) -> json& {
+            if (!c.job.is_object()) {
+                c.job = json::object();
+            }
+            return c.job;
+        },
+        {
+            json_field("params", ParamType::number, nullptr, "model parameters, e.g. 7e9", "",
+                       above(0)),
+            json_field("dtype", ParamType::string, "bf16", "gradient element type", "",
+                       one_of({{"fp32"}, {"bf16"}, {"fp16"}, {"fp8"}})),
+            json_field("nodes", ParamType::integer, 0, "nodes the job runs on", "",
+                       at_least(0, "0: the nodes in the run")),
+            json_field("gpus_per_node", ParamType::integer, 8, "ranks per node", "", at_least(1)),
+            json_field("compute_ms", ParamType::number, nullptr, "compute time per step", "ms",
+                       above(0)),
+        });
+}
+
+Section launch_section() {
+    return section<LaunchConfig>("launch", "core",
+                                 "How agents are started, one section per launcher.",
+                                 &RunConfig::launch, {});
+}
+
+}  // namespace preflight::core::config

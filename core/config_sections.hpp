@@ -1,27 +1,28 @@
-// The parsers of the run configuration's sections (actions, deadlines, controller,
-// controller.tls, k8s, launch.slurm, launch.ssh, job), each from a YAML node of file into its
-// settings; errors are ConfigError with file:line:col. Internal to core/config.cpp's loader.
+// The tables of the run configuration's sections (core/config_schema.hpp), one function each;
+// builtin_sections() (core/config.hpp, defined in core/config.cpp) lists them for the loader. A
+// section owned by a scheduler's wing is declared in its own file so that it moves with the wing:
+// k8s (core/config_k8s.cpp), launch.slurm (core/config_launch_slurm.cpp), launch.ssh
+// (core/config_launch_ssh.cpp).
 #pragma once
 
-#include <string>
+#include <vector>
 
-#include <yaml-cpp/yaml.h>
-#include <nlohmann/json.hpp>
+#include "core/config_schema.hpp"
 
-#include "core/run_config.hpp"
+namespace preflight::core::config {
 
-namespace preflight::core::config_sections {
+Section top_level_section();  // checks, params (core/config.cpp)
+Section evaluation_section();
+Section actions_section();
+Section deadlines_section();
+Section controller_section();
+Section controller_tls_section();
+Section job_section();
+Section launch_section();
+Section ledger_section();               // core/config_ledger.cpp
+Section ledger_self_history_section();  // core/config_ledger.cpp
+Section k8s_section();                  // core/config_k8s.cpp
+Section launch_slurm_section();         // core/config_launch_slurm.cpp
+Section launch_ssh_section();           // core/config_launch_ssh.cpp
 
-void parse_actions(const std::string& file, const YAML::Node& node, ActionsConfig& out);
-void parse_deadlines(const std::string& file, const YAML::Node& node, DeadlineConfig& out);
-void parse_controller(const std::string& file, const YAML::Node& node, ControllerConfig& out);
-void parse_tls(const std::string& file, const YAML::Node& node, TlsConfig& out);
-void parse_k8s(const std::string& file, const YAML::Node& node, KubernetesConfig& out);
-// launch.slurm (core/config_launch_slurm.cpp) and launch.ssh (core/config_launch_ssh.cpp).
-void parse_launch_slurm(const std::string& file, const YAML::Node& node, SlurmStepConfig& out);
-void parse_launch_ssh(const std::string& file, const YAML::Node& node, SshLaunchConfig& out);
-// ledger (core/config_ledger.cpp).
-void parse_ledger(const std::string& file, const YAML::Node& node, LedgerConfig& out);
-nlohmann::json parse_job(const std::string& file, const YAML::Node& node);
-
-}  // namespace preflight::core::config_sections
+}  // namespace preflight::core::config

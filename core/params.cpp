@@ -34,6 +34,8 @@ std::string_view describe_type(ParamType type) {
             return "a string";
         case ParamType::string_list:
             return "a list of strings";
+        case ParamType::mapping:
+            return "a map";
     }
     return "a value";
 }
@@ -52,6 +54,8 @@ bool param_type_matches(ParamType type, const nlohmann::json& value) {
         case ParamType::string_list:
             return value.is_array() && std::all_of(value.begin(), value.end(),
                                                    [](const auto& v) { return v.is_string(); });
+        case ParamType::mapping:
+            return value.is_object();
     }
     return false;
 }
@@ -68,6 +72,8 @@ std::string_view to_string(ParamType type) {
             return "string";
         case ParamType::string_list:
             return "string list";
+        case ParamType::mapping:
+            return "mapping";
     }
     return "unknown";
 }

@@ -1,6 +1,6 @@
-// Declared, typed check parameters. Checks declare them; the config loader rejects keys a check
-// does not declare and values of the wrong type, with file:line:col; the check base class fills
-// defaults.
+// Declared, typed parameters: the ones checks declare, and the keys of the configuration's sections
+// (core/config_schema.hpp). The config loader rejects keys a check does not declare and values of
+// the wrong type, with file:line:col; the check base class fills defaults.
 #pragma once
 
 #include <string>
@@ -12,7 +12,8 @@
 
 namespace preflight::core {
 
-enum class ParamType { integer, number, boolean, string, string_list };
+// mapping: a map read by its own reader (a configuration section's floors, pod template, params).
+enum class ParamType { integer, number, boolean, string, string_list, mapping };
 
 struct ParamSpec {
     std::string name;

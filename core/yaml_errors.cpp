@@ -1,5 +1,6 @@
 #include "core/yaml_errors.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -224,24 +225,26 @@ void require_map(const std::string& file, const YAML::Node& node, std::string_vi
 }
 
 void reject_unknown_keys(const std::string& file, const YAML::Node& map, std::string_view section,
-                         std::initializer_list<std::string_view> allowed) {
+                         const std::vector<std::string>& allowed) {
     require_map(file, map, section);
     for (const auto& entry : map) {
         const std::string& key = entry.first.Scalar();
-        bool known = false;
-        for (auto a : allowed) {
-            known = known || a == key;
-        }
-        if (known) {
+        if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) {
             continue;
         }
         std::string list;
-        for (auto a : allowed) {
-            list += (list.empty() ? "" : ", ") + std::string(a);
+        for (const auto& a : allowed) {
+            list += (list.empty() ? "" : ", ") + a;
         }
         fail(file, entry.first,
              "unknown key '" + key + "' " + quoted_section(section) + " (allowed: " + list + ")");
     }
+}
+
+void reject_unknown_keys(const std::string& file, const YAML::Node& map, std::string_view section,
+                         std::initializer_list<std::string_view> allowed) {
+    reject_unknown_keys(file, map, section,
+                        std::vector<std::string>(allowed.begin(), allowed.end()));
 }
 
 YAML::Node get(const std::string& file, const YAML::Node& map, std::string_view key,

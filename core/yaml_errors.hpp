@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
@@ -28,6 +29,8 @@ std::string read_file(const std::string& path);
 void require_map(const std::string& file, const YAML::Node& node, std::string_view what);
 void reject_unknown_keys(const std::string& file, const YAML::Node& map, std::string_view section,
                          std::initializer_list<std::string_view> allowed);
+void reject_unknown_keys(const std::string& file, const YAML::Node& map, std::string_view section,
+                         const std::vector<std::string>& allowed);
 
 // map[key]; an undefined node (false) when absent. A key written with no value (`port:`) is a
 // ConfigError at the key, "'path' has no value": a null value's own mark points past it.

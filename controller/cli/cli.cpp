@@ -11,6 +11,7 @@
 
 #include "controller/cli/cli_certify.hpp"
 #include "controller/cli/cli_checks.hpp"
+#include "controller/cli/cli_config.hpp"
 #include "controller/cli/cli_inspect.hpp"
 #include "controller/cli/cli_keys.hpp"
 #include "controller/cli/cli_ledger.hpp"
@@ -254,6 +255,7 @@ int preflight_main(int argc, char** argv) {
         add_inspect_command(app),
         add_testbed_commands(app, argv[0]),
         [run_checks = add_checks_command(app)](const std::string&, bool) { return run_checks(); },
+        [run_config = add_config_command(app)](const std::string&, bool) { return run_config(); },
     };
     for (const auto& in : all) {
         if (in.add_commands) {

@@ -151,8 +151,8 @@ params:
 
 TEST(Config, UnknownKeysAtEveryDepth) {
     EXPECT_EQ(error_of("evaluation: {}\nevalution: {}\n"),
-              "run.yaml:2:1: unknown key 'evalution' at top level (allowed: evaluation, actions, "
-              "deadlines, controller, checks, params, job, k8s, launch, ledger)");
+              "run.yaml:2:1: unknown key 'evalution' at top level (allowed: checks, params, "
+              "evaluation, actions, deadlines, controller, job, k8s, launch, ledger)");
     EXPECT_EQ(error_of("evaluation:\n  threshold: 0.9\n"),
               "run.yaml:2:3: unknown key 'threshold' in 'evaluation' (allowed: "
               "threshold_fraction, min_cohort, max_relative_mad, cohort_label, floors, "
@@ -189,7 +189,7 @@ TEST(Config, WrongTypes) {
     EXPECT_EQ(error_of("evaluation: {floors: [1]}\n"),
               "run.yaml:1:22: 'evaluation.floors' must be a map");
     EXPECT_EQ(error_of("actions: {targets: slurm}\n"),
-              "run.yaml:1:20: 'actions.targets' must be a list");
+              "run.yaml:1:20: 'actions.targets' must be a list of strings");
     EXPECT_EQ(error_of("actions:\n  min_actions: true\n"),
               "run.yaml:2:16: 'actions.min_actions' must be an integer");
     EXPECT_EQ(error_of("deadlines: {heartbeat_s: [1]}\n"),
@@ -419,7 +419,8 @@ TEST(ConfigTls, NeedsReadableCertKeyAndCaAndNamesTheKey) {
     EXPECT_FALSE(parse("controller: {port: 1}\n").controller.tls.enabled());
 
     EXPECT_EQ(error_of("controller:\n  tls: {cert: " + f + ", key: " + f + "}\n"),
-              "run.yaml:2:8: 'controller.tls' needs 'ca'");
+              "run.yaml:2:8: 'controller.tls.ca' (PEM CA the agents verify the controller "
+              "against; the same path on the agents) is required");
     EXPECT_EQ(
         error_of("controller:\n  tls: {cert: /nonexistent/c.pem, key: " + f + ", ca: " + f + "}\n"),
         "run.yaml:2:15: 'controller.tls.cert': cannot read '/nonexistent/c.pem': No such "
@@ -450,8 +451,7 @@ TEST(ConfigLedger, ReadsTheSectionAndNamesEachBadValueWhereItIs) {
     EXPECT_EQ(error("ledger:\n  kind: audit\n"),
               "run.yaml:2:9: 'ledger.kind' must be gate or certify");
     EXPECT_EQ(error("ledger:\n  self_history: {drop_fraction: 2}\n"),
-              "run.yaml:2:33: 'ledger.self_history.drop_fraction' must be a number in [0.000000, "
-              "0.900000]");
+              "run.yaml:2:33: 'ledger.self_history.drop_fraction' must be in [0, 0.9]");
     EXPECT_EQ(error("ledger:\n  self_history: {min_samples: 5, max_samples: 2}\n"),
               "run.yaml:2:17: 'ledger.self_history.max_samples' must be at least min_samples");
     EXPECT_NE(error("ledger:\n  urls: x\n").find("unknown key 'urls' in 'ledger'"),
