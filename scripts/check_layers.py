@@ -18,7 +18,8 @@ import sys
 
 # Folder -> the folders it may depend on (besides itself). Order of the layers, bottom up:
 # core <- plugins, outcome <- ledger <- agent, controller/net, controller/launch <- controller/run
-# <- testbed <- controller/cli.
+# <- testbed, controller/cli. The test bed (its own program, preflight-testbed) and the command line
+# (preflight) are both on top and never depend on each other: the product binary holds no test bed.
 LAYERS = {
     "core": [],
     "plugins": ["core"],
@@ -32,7 +33,7 @@ LAYERS = {
     "testbed": ["core", "plugins", "outcome", "ledger", "controller/net", "controller/launch",
                 "controller/run"],
     "controller/cli": ["core", "plugins", "outcome", "ledger", "controller/net",
-                       "controller/launch", "controller/run", "testbed"],
+                       "controller/launch", "controller/run"],
 }
 
 # The CMake target each folder builds.

@@ -18,7 +18,6 @@
 #include "controller/cli/cli_ledger.hpp"
 #include "controller/cli/cli_report.hpp"
 #include "controller/cli/cli_slurm.hpp"
-#include "controller/cli/cli_testbed.hpp"
 #include "controller/run/orchestrator.hpp"
 #include "core/checked_number.hpp"
 #include "core/config.hpp"
@@ -240,7 +239,6 @@ int preflight_main(int argc, char** argv) {
         add_gang_gate_command(app),
         add_ledger_commands(app),
         add_inspect_command(app),
-        add_testbed_commands(app, argv[0]),
         [run_checks = add_checks_command(app)](const std::string&, bool) { return run_checks(); },
     };
     set_exit_code_footer(app);
