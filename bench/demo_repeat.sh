@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs `preflight demo` N times (default 10) and checks each run: wall time under 60 s and exactly
+# Runs `preflight-testbed demo` N times (default 10) and checks each run: wall time under 60 s and exactly
 # the degraded host (h3) failed. Prints one line per run and a summary; exits 1 on any miss.
 # Usage: bench/demo_repeat.sh [N] (root; expects build/bin/preflight, or PREFLIGHT_BIN=DIR)
 set -euo pipefail
@@ -13,7 +13,7 @@ ok=0
 for i in $(seq 1 "$N"); do
   start=$(date +%s.%N)
   rc=0
-  "$BIN/preflight" demo --report-dir "$work/run$i" --json "$work/run$i.json" >"$work/run$i.log" 2>&1 || rc=$?
+  "$BIN/preflight-testbed" demo --report-dir "$work/run$i" --json "$work/run$i.json" >"$work/run$i.log" 2>&1 || rc=$?
   wall=$(echo "$(date +%s.%N) - $start" | bc)
   failed=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(",".join(n["name"] for n in r["nodes"] if n["verdict"]!="pass"))' "$work/run$i.json" 2>/dev/null || echo "?")
   verdict=MISS

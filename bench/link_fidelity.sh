@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Link fidelity: Gloo all-reduce busBW divided by iperf3 goodput on the same tbf-shaped link, both
-# measured in one run on a 2-host `preflight fabric`. Target: ratio >= 0.90 at every rate.
+# measured in one run on a 2-host `preflight-testbed fabric`. Target: ratio >= 0.90 at every rate.
 # Usage: bench/link_fidelity.sh [--bin DIR] [--rates 400mbit,200mbit] [--reps 3] [--bytes N]
 #                               [--seconds 5] [--keep]
 #   --bin DIR    directory holding the built `preflight` (default: $PREFLIGHT_BIN, else build/)
@@ -93,8 +93,8 @@ forget_pid() {
 
 fabric_down() {
     if [ "$FABRIC_UP" = 1 ]; then
-        "$BIN/preflight" fabric down --name "$NAME" >>"$WORK/fabric.log" 2>&1 ||
-            echo "link_fidelity: 'preflight fabric down --name $NAME' failed; see $WORK/fabric.log" >&2
+        "$BIN/preflight-testbed" fabric down --name "$NAME" >>"$WORK/fabric.log" 2>&1 ||
+            echo "link_fidelity: 'preflight-testbed fabric down --name $NAME' failed; see $WORK/fabric.log" >&2
         FABRIC_UP=0
     fi
 }
@@ -224,9 +224,9 @@ printf '%-9s %4s %12s %16s %7s\n' rate rep "iperf3 GB/s" "gloo busBW GB/s" ratio
 for RATE in "${RATE_LIST[@]}"; do
     # Both hosts at RATE: the h1<->h2 link is shaped in both directions on both ends.
     FABRIC_UP=1
-    run_logged "$WORK/fabric.log" "$BIN/preflight" fabric up --name "$NAME" --hosts 2 \
+    run_logged "$WORK/fabric.log" "$BIN/preflight-testbed" fabric up --name "$NAME" --hosts 2 \
         --default-rate "$RATE" --inventory "$INV" ||
-        die "'preflight fabric up --name $NAME' failed: $(cat "$WORK/fabric.log")"
+        die "'preflight-testbed fabric up --name $NAME' failed: $(cat "$WORK/fabric.log")"
     if ! H1_NS=$(inventory_field h1 netns) || ! H2_NS=$(inventory_field h2 netns) ||
         ! H2_ADDR=$(inventory_field h2 address); then
         die "cannot read h1/h2 from $INV"

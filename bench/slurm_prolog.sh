@@ -15,9 +15,9 @@ N=${1:-11}
 name=pfb$$
 BASE=$(mktemp -d /tmp/pf-prolog-bench.XXXXXX)
 cleanup() { BASE=$BASE bash "$ROOT/scripts/testbed/slurm_down.sh" || true
-            "$BIN/preflight" fabric down --name "$name" || true; rm -rf "$BASE"; }
+            "$BIN/preflight-testbed" fabric down --name "$name" || true; rm -rf "$BASE"; }
 trap cleanup EXIT
-"$BIN/preflight" fabric up --name "$name" --hosts 2 --subnet 10.94.0 --inventory "$BASE/inv.yaml" >/dev/null
+"$BIN/preflight-testbed" fabric up --name "$name" --hosts 2 --subnet 10.94.0 --inventory "$BASE/inv.yaml" >/dev/null
 BASE=$BASE FABRIC=$name SUBNET=10.94.0 NODES=2 PREFLIGHT_PROLOG=1 bash "$ROOT/scripts/testbed/slurm_up.sh" >/dev/null
 printf 'checks: [link.netdev]\nparams:\n  link.netdev: {interfaces: [eth0], expect_mtu: 1500}\n' > "$BASE/prolog.yaml"
 printf 'PREFLIGHT_AGENT=%s\nPREFLIGHT_CONFIG=%s\nPREFLIGHT_LOG_DIR=%s\nPREFLIGHT_BUDGET_S=20\n' \

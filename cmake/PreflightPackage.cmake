@@ -60,9 +60,10 @@ string(CONCAT CPACK_DEBIAN_BASE_DESCRIPTION
     "manifests in /usr/share/preflight. The NCCL, CUDA and MPI checks are in\n"
     "preflight-gpu.")
 set(CPACK_DEBIAN_BASE_PACKAGE_SECTION admin)
-# ip and tc: the demo, the test-bed fabric and inventories with network namespaces; scontrol and
+# ip: inventories with network namespaces (the local launcher starts agents in them); scontrol and
 # srun: the Slurm launcher, drains and the prolog. Neither is linked, so shlibdeps cannot see them.
-set(CPACK_DEBIAN_BASE_PACKAGE_RECOMMENDS "iproute2, openssl")  # ip/tc for the demo, tls_make_ca.sh
+# The demo and its fabric (preflight-testbed) are not packaged (docs/install.md).
+set(CPACK_DEBIAN_BASE_PACKAGE_RECOMMENDS "iproute2, openssl")  # ip netns, tls_make_ca.sh
 set(CPACK_DEBIAN_BASE_PACKAGE_SUGGESTS "slurm-client")
 # The conffiles list: every file installed under /etc/preflight.
 string(REPLACE ";" "\n" preflight_conffiles "${PREFLIGHT_CONFFILES}")

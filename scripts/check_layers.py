@@ -19,7 +19,9 @@ import sys
 # Folder -> the folders it may depend on (besides itself). Order of the layers, bottom up:
 # core <- plugins, outcome <- ledger <- agent, controller/net, controller/launch <- controller/run
 # <- controller/commands <- integrations/<scheduler> (the wings) <- integrations (the registry)
-# <- agent/app, controller/cli (the command lines); testbed <- controller/cli.
+# <- agent/app, controller/cli (the command lines); controller/run <- testbed. The test bed (its own
+# program, preflight-testbed) and the command line (preflight) are both on top and never depend on
+# each other: the product binary holds no test bed.
 _GENERIC = ["core", "plugins", "outcome", "ledger", "agent", "controller/net", "controller/launch",
             "controller/run", "controller/commands"]
 LAYERS = {
@@ -43,7 +45,7 @@ LAYERS = {
     "testbed": ["core", "plugins", "outcome", "ledger", "controller/net", "controller/launch",
                 "controller/run"],
     "agent/app": ["core", "plugins", "outcome", "ledger", "agent", "integrations"],
-    "controller/cli": _GENERIC + ["integrations", "testbed"],
+    "controller/cli": _GENERIC + ["integrations"],
 }
 
 # The CMake target each folder builds.

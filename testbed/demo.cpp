@@ -34,7 +34,7 @@ std::string demo_config_yaml(const std::string& tls_dir) {
         tls = "controller:\n  tls:\n    cert: " + quoted("controller.pem") +
               "\n    key: " + quoted("controller.key") + "\n    ca: " + quoted("ca.pem") + "\n";
     }
-    return R"(# preflight demo configuration (written by `preflight demo`)
+    return R"(# preflight demo configuration (written by `preflight-testbed demo`)
 checks:
   - link.netdev
   - collective.gloo_allreduce
@@ -63,12 +63,24 @@ job:                # the reports estimate what keeping the slow host would cost
 )" + tls;
 }
 
-int run_demo(const DemoArgs& args, const char* /*argv0*/) {
+int run_demo(const DemoArgs& args) {
     if (::geteuid() != 0) {
         std::fprintf(stderr,
-                     "preflight demo: needs root, because it creates network namespaces, veth "
-                     "links and tc shaping. Run it as root (e.g. `sudo preflight demo`).\n");
+                     "preflight-testbed demo: needs root, because it creates network namespaces, "
+                     "veth links and tc shaping. Run it as root (e.g. `sudo bash "
+                     "scripts/demo.sh`).\n");
         return core::to_int(core::ExitCode::usage);
+    }
+    // The product programs this one drives; they are built beside it (build/bin, /usr/bin).
+    const std::string preflight = core::sibling_executable("preflight");
+    for (const auto& program : {preflight, core::sibling_executable("preflight-agent")}) {
+        if (::access(program.c_str(), X_OK) != 0) {
+            std::fprintf(stderr,
+                         "preflight-testbed demo: %s is missing: the demo runs the `preflight` and "
+                         "`preflight-agent` programs next to this one (build them too)\n",
+                         program.c_str());
+            return core::to_int(core::ExitCode::usage);
+        }
     }
     FabricSpec spec;
     spec.name = "pfd" + std::to_string(::getpid() % 100000);
@@ -82,13 +94,14 @@ int run_demo(const DemoArgs& args, const char* /*argv0*/) {
     for (const auto& r : args.rates) {
         auto eq = r.find('=');
         if (eq == std::string::npos || eq == 0) {
-            std::fprintf(stderr, "preflight demo: --rate wants HOST=RATE, got '%s'\n", r.c_str());
+            std::fprintf(stderr, "preflight-testbed demo: --rate wants HOST=RATE, got '%s'\n",
+                         r.c_str());
             return core::to_int(core::ExitCode::usage);
         }
         std::string host = r.substr(0, eq);
         std::string rate = r.substr(eq + 1);
         if (!valid_rate(rate) && rate != "none") {
-            std::fprintf(stderr, "preflight demo: invalid rate '%s' for %s\n", rate.c_str(),
+            std::fprintf(stderr, "preflight-testbed demo: invalid rate '%s' for %s\n", rate.c_str(),
                          host.c_str());
             return core::to_int(core::ExitCode::usage);
         }
@@ -99,10 +112,9 @@ int run_demo(const DemoArgs& args, const char* /*argv0*/) {
                                  ? "preflight-reports/demo-" + controller::make_run_id()
                                  : args.report_dir;
     if (auto st = core::make_directories(report_dir); !st) {
-        std::fprintf(stderr, "preflight demo: %s\n", st.error().message.c_str());
+        std::fprintf(stderr, "preflight-testbed demo: %s\n", st.error().message.c_str());
         return core::to_int(core::ExitCode::run_error);
     }
-    std::error_code ec;
     report_dir = std::filesystem::absolute(report_dir).string();
 
     // Signals: remember them and pass them on to the run; the fabric is torn down afterwards.
@@ -115,13 +127,14 @@ int run_demo(const DemoArgs& args, const char* /*argv0*/) {
 
     auto fabric = Fabric::create(spec);
     if (!fabric) {
-        std::fprintf(stderr, "preflight demo: cannot build the fabric: %s\n",
+        std::fprintf(stderr, "preflight-testbed demo: cannot build the fabric: %s\n",
                      fabric.error().message.c_str());
         return core::to_int(core::ExitCode::run_error);
     }
-    std::printf("preflight demo: fabric %s with %d hosts on a bridge; controller in %s (%s)\n",
-                fabric->name().c_str(), args.hosts, fabric->head_netns().c_str(),
-                fabric->head_address().c_str());
+    std::printf(
+        "preflight-testbed demo: fabric %s with %d hosts on a bridge; controller in %s (%s)\n",
+        fabric->name().c_str(), args.hosts, fabric->head_netns().c_str(),
+        fabric->head_address().c_str());
     for (const auto& h : fabric->hosts()) {
         std::printf("  %-4s %-15s %s\n", h.name.c_str(), h.address.c_str(),
                     h.rate.empty() ? "unshaped" : h.rate.c_str());
@@ -131,27 +144,27 @@ int run_demo(const DemoArgs& args, const char* /*argv0*/) {
     std::string inventory = report_dir + "/inventory.yaml";
     std::string config = report_dir + "/config.yaml";
     if (auto st = core::write_file_atomic(inventory, fabric->inventory_yaml()); !st) {
-        std::fprintf(stderr, "preflight demo: %s\n", st.error().message.c_str());
+        std::fprintf(stderr, "preflight-testbed demo: %s\n", st.error().message.c_str());
         return core::to_int(core::ExitCode::run_error);
     }
     std::string tls_dir;
     if (!args.tls_dir.empty()) {
         tls_dir = std::filesystem::absolute(args.tls_dir).string();
-        std::printf("preflight demo: TLS on: agents verify the controller (%s) against %s/ca.pem\n",
-                    fabric->head_address().c_str(), tls_dir.c_str());
+        std::printf(
+            "preflight-testbed demo: TLS on: agents verify the controller (%s) against %s/ca.pem\n",
+            fabric->head_address().c_str(), tls_dir.c_str());
         std::fflush(stdout);
     }
     if (auto st = core::write_file_atomic(config, demo_config_yaml(tls_dir)); !st) {
-        std::fprintf(stderr, "preflight demo: %s\n", st.error().message.c_str());
+        std::fprintf(stderr, "preflight-testbed demo: %s\n", st.error().message.c_str());
         return core::to_int(core::ExitCode::run_error);
     }
 
-    // The controller runs inside the head namespace, as on a real cluster's management host; it is
-    // this same binary, re-executed there by `ip netns exec`.
-    auto self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    // The controller runs inside the head namespace, as on a real cluster's management host: the
+    // product's `preflight run`, next to this program, started there by `ip netns exec`.
     std::vector<std::string> argv = {
         "ip",          "netns",       "exec",         fabric->head_netns(),
-        self,          "--log-level", args.log_level, "run",
+        preflight,     "--log-level", args.log_level, "run",
         "--inventory", inventory,     "--config",     config,
         "--launcher",  "local",       "--report-dir", report_dir};
     if (!args.json.empty()) {
@@ -160,7 +173,7 @@ int run_demo(const DemoArgs& args, const char* /*argv0*/) {
     }
     auto child = core::ChildProcess::spawn(argv, {}, "");
     if (!child) {
-        std::fprintf(stderr, "preflight demo: cannot start the run: %s\n",
+        std::fprintf(stderr, "preflight-testbed demo: cannot start the run: %s\n",
                      child.error().message.c_str());
         return core::to_int(core::ExitCode::run_error);
     }
@@ -169,7 +182,7 @@ int run_demo(const DemoArgs& args, const char* /*argv0*/) {
     while (!child->wait_for(std::chrono::milliseconds(100))) {
         int sig = g_demo_signal.load();
         if (sig != 0 && !forwarded) {
-            std::fprintf(stderr, "preflight demo: signal %d: stopping the run\n", sig);
+            std::fprintf(stderr, "preflight-testbed demo: signal %d: stopping the run\n", sig);
             ::kill(child->pid(), SIGINT);
             forwarded = true;
             forwarded_at = std::chrono::steady_clock::now();
@@ -185,10 +198,10 @@ int run_demo(const DemoArgs& args, const char* /*argv0*/) {
         rc = WEXITSTATUS(*status);
     }
     if (auto st = fabric->destroy(); !st) {
-        std::fprintf(stderr, "preflight demo: tearing the fabric down: %s\n",
+        std::fprintf(stderr, "preflight-testbed demo: tearing the fabric down: %s\n",
                      st.error().message.c_str());
     }
-    std::printf("preflight demo: fabric removed; report in %s\n", report_dir.c_str());
+    std::printf("preflight-testbed demo: fabric removed; report in %s\n", report_dir.c_str());
     if (g_demo_signal.load() != 0 && rc == 0) {
         rc = 4;
     }

@@ -1,6 +1,7 @@
-// `preflight demo`: builds a fabric of network-namespace hosts on a bridge (one host shaped slower
-// than the rest), writes its inventory and config, runs the full pipeline with the local launcher
-// inside the fabric's head namespace, and always tears the fabric down (also on Ctrl-C or error).
+// `preflight-testbed demo`: builds a fabric of network-namespace hosts on a bridge (one host shaped
+// slower than the rest), writes its inventory and config, runs the product's `preflight run` (the
+// program next to this one) with the local launcher inside the fabric's head namespace, and always
+// tears the fabric down (also on Ctrl-C or error).
 #pragma once
 
 #include <string>
@@ -19,7 +20,7 @@ struct DemoArgs {
     std::string tls_dir;
 };
 
-int run_demo(const DemoArgs& args, const char* argv0);
+int run_demo(const DemoArgs& args);
 
 // The demo's run configuration (YAML): link.netdev on eth0 and a 16 MiB Gloo all-reduce, sized
 // so eight hosts finish in well under a minute on 400 mbit links. With tls_dir, controller.tls

@@ -185,7 +185,7 @@ Result<Fabric> Fabric::create(const FabricSpec& spec, core::CommandRunner& runne
     if (!stale.empty()) {
         return Error{"fabric '" + spec.name + "': network namespaces " + join(stale, ", ") +
                      " already exist (left by a crashed run, or a fabric still in use); remove "
-                     "them with `preflight fabric down --name " +
+                     "them with `preflight-testbed fabric down --name " +
                      spec.name + "` (Fabric::remove_stale)"};
     }
 

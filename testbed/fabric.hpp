@@ -45,7 +45,7 @@ class Fabric {
 
     // Deletes the namespaces (processes still inside keep theirs alive, unnamed). Idempotent.
     core::Status destroy();
-    // Leaves the fabric up after this object is gone (`preflight fabric up`); remove it later
+    // Leaves the fabric up after this object is gone (`preflight-testbed fabric up`); remove it later
     // with remove_stale(name()).
     void release() { m_up = false; }
 

@@ -37,8 +37,9 @@ endif()
 if(PREFLIGHT_WITH_CUDA AND TARGET gpu_skip_agent_test)
   target_link_libraries(gpu_skip_agent_test PRIVATE CUDA::cudart_static)
 endif()
-# exec.dcgm_diag's findings are checked against the reason table too.
-target_link_libraries(dcgm_diag_test PRIVATE preflight_outcome)
+# exec.dcgm_diag's findings (dcgm_diag_test, in plugins_unit_tests) are checked against the
+# reason table too.
+target_link_libraries(plugins_unit_tests PRIVATE preflight_outcome)
 target_link_libraries(gpu_compute_judge_test PRIVATE preflight_outcome)
 if(PREFLIGHT_WITH_CUDA)
   # The peers scripts/gpu-check.sh measures gpu.compute against (cuBLAS's own GEMM, cudaMemcpy

@@ -16,7 +16,6 @@
 #include "controller/cli/cli_keys.hpp"
 #include "controller/cli/cli_ledger.hpp"
 #include "controller/cli/cli_report.hpp"
-#include "controller/cli/cli_testbed.hpp"
 #include "controller/commands/commands.hpp"
 #include "controller/run/orchestrator.hpp"
 #include "core/checked_number.hpp"
@@ -253,7 +252,6 @@ int preflight_main(int argc, char** argv) {
         add_certify_command(app, all),
         add_ledger_commands(app),
         add_inspect_command(app),
-        add_testbed_commands(app, argv[0]),
         [run_checks = add_checks_command(app)](const std::string&, bool) { return run_checks(); },
         [run_config = add_config_command(app)](const std::string&, bool) { return run_config(); },
     };

@@ -18,9 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-// The label that names a run's pods (core/k8s_pod_template.hpp).
-const std::string k_run_label{core::k8s::k_run_label};
-
 }  // namespace
 
 K8sJobLauncher::~K8sJobLauncher() {
@@ -114,10 +111,10 @@ std::map<std::string, std::string> K8sJobLauncher::exited() {
         return m_failed;  // the hub polls often; the API server is asked once a second
     }
     m_last_poll = now;
-    auto pods = m_client->get("/api/v1/namespaces/" + outcome::k8s::url_escape(m_namespace) +
-                                  "/pods?labelSelector=" +
-                                  outcome::k8s::url_escape(std::string(k_run_label) + "=" + m_job),
-                              outcome::k8s::Access{"list", "pods", "", m_namespace});
+    auto pods = m_client->get(
+        "/api/v1/namespaces/" + outcome::k8s::url_escape(m_namespace) + "/pods?labelSelector=" +
+            outcome::k8s::url_escape(std::string(core::k8s::k_run_label) + "=" + m_job),
+        outcome::k8s::Access{"list", "pods", "", m_namespace});
     if (!pods) {
         spdlog::warn("k8s launcher: {}", pods.error().message);
         return m_failed;
@@ -168,9 +165,10 @@ std::map<std::string, std::string> K8sJobLauncher::not_started() {
         return out;
     }
     const std::string ns = outcome::k8s::url_escape(m_namespace);
-    auto pods = m_client->get("/api/v1/namespaces/" + ns + "/pods?labelSelector=" +
-                                  outcome::k8s::url_escape(std::string(k_run_label) + "=" + m_job),
-                              outcome::k8s::Access{"list", "pods", "", m_namespace});
+    auto pods = m_client->get(
+        "/api/v1/namespaces/" + ns + "/pods?labelSelector=" +
+            outcome::k8s::url_escape(std::string(core::k8s::k_run_label) + "=" + m_job),
+        outcome::k8s::Access{"list", "pods", "", m_namespace});
     auto events =
         m_client->get("/api/v1/namespaces/" + ns + "/events?" + job_events_query(m_job, m_job_uid),
                       outcome::k8s::Access{"list", "events", "", m_namespace});

@@ -102,8 +102,10 @@ core::Result<nlohmann::json> resolve_options(const std::vector<core::ParamSpec>&
                                              const std::map<std::string, std::string>& given) {
     nlohmann::json typed_options = nlohmann::json::object();
     for (const auto& [name, text] : given) {
-        const auto spec = std::find_if(specs.begin(), specs.end(),
-                                       [&](const core::ParamSpec& s) { return s.name == name; });
+        // An init-capture: clang before 16 cannot capture a structured binding.
+        const auto spec =
+            std::find_if(specs.begin(), specs.end(),
+                         [&option = name](const core::ParamSpec& s) { return s.name == option; });
         if (spec == specs.end()) {
             return core::Error{"unknown option " + flag(name)};
         }

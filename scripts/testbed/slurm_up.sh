@@ -5,7 +5,7 @@
 # socket) under BASE. Daemons run in the foreground as children of a supervisor-free `setsid`, and
 # their PIDs are written to BASE/run/*.pid; slurm_down.sh stops them by those PIDs, never by name.
 #
-# With FABRIC=<prefix> each daemon runs inside a network namespace of a `preflight fabric up`
+# With FABRIC=<prefix> each daemon runs inside a network namespace of a `preflight-testbed fabric up`
 # test bed: slurmctld in <prefix>-head, node i's slurmd in <prefix>-h<i>, so that a job step (and
 # the preflight agent it starts) uses that host's tc-shaped link. Every Slurm client command must
 # then run in the head namespace: `ip netns exec <prefix>-head scontrol ...` (BASE/env says how).

@@ -26,6 +26,9 @@
 namespace preflight::testing {
 
 inline const std::string k_preflight_bin = std::string(PREFLIGHT_BINARY_DIR) + "/bin/preflight";
+// The test bed's own program (`demo`, `fabric up|down`), not part of `preflight`.
+inline const std::string k_testbed_bin =
+    std::string(PREFLIGHT_BINARY_DIR) + "/bin/preflight-testbed";
 
 // Empty when this process can build fabrics, else why not (the test skips with it).
 inline std::string why_no_fabric() {

@@ -16,7 +16,7 @@ using preflight::testing::verdicts;
 using preflight::testing::wait_for_text;
 using namespace std::chrono_literals;
 
-const std::string& k_bin = preflight::testing::k_preflight_bin;
+const std::string& k_bin = preflight::testing::k_testbed_bin;
 
 struct DemoRun {
     int exit_code;

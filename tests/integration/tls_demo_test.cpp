@@ -1,5 +1,5 @@
-// The fabric demo over TLS: real `preflight demo --tls` (controller in the head namespace, agents
-// in host namespaces, real Gloo traffic on shaped links) with certificates from
+// The fabric demo over TLS: real `preflight-testbed demo --tls` (controller in the head namespace,
+// agents in host namespaces, real Gloo traffic on shaped links) with certificates from
 // scripts/tls_make_ca.sh. With a certificate for the head's address the run is the same as without
 // TLS (the slow host fails, the others pass); a certificate for another address stops the run
 // before any agent starts (agents' own refusal is tested in tls_session_test).
@@ -33,7 +33,7 @@ DemoRun run_tls_demo(const std::string& tag, const std::string& san) {
     core::ProcessOptions opts;
     opts.timeout = 120s;
     auto result =
-        core::run_process({k_preflight_bin, "demo", "--hosts", "4", "--tls", run.dir + "/tls",
+        core::run_process({k_testbed_bin, "demo", "--hosts", "4", "--tls", run.dir + "/tls",
                            "--report-dir", run.dir + "/report", "--json", run.dir + "/out.json"},
                           opts);
     EXPECT_TRUE(result.ok() && !result->timed_out)

@@ -67,6 +67,10 @@ expect "the man pages are gzip -9n (no name, no time stamp)" \
            file -b "$p" | grep -Eq "was \"|last modified" && exit 1; done; exit 0' _ "$tmp/base"
 expect "preflight.1 documents the run subcommand" \
   bash -c 'zcat "$1" | grep -q "^.SH \"PREFLIGHT RUN\""' _ "$tmp/base/usr/share/man/man1/preflight.1.gz"
+expect "preflight.1 has no test-bed subcommand (demo, fabric: preflight-testbed, not packaged)" \
+  bash -c '! zcat "$1" | grep -Eq "^.SH \"PREFLIGHT (DEMO|FABRIC)"' _ "$tmp/base/usr/share/man/man1/preflight.1.gz"
+expect "the test bed's program is not in the packages" \
+  bash -c '! find "$1" -name "preflight-testbed*" | grep -q .' _ "$tmp"
 expect "preflight-agent.1 documents --sysfs-root" \
   bash -c 'zcat "$1" | grep -q "sysfs\\\\-root"' _ "$tmp/base/usr/share/man/man1/preflight-agent.1.gz"
 etc_files=$(cd "$tmp/base" && find etc -type f | sed 's|^|/|' | sort)
