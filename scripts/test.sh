@@ -68,7 +68,7 @@ cleanup_rootfs() {
   wait "${rootfs_pid[@]}" 2>/dev/null || true
   # The test bed mounts only in private mount namespaces (rootfs_exec.sh), which go with their
   # processes; an interrupted mmdebstrap may leave some here.
-  { findmnt -rn -o TARGET | grep -F "$rootfs_dir/" || true; } | sort -r | while read -r m; do umount -R "$m" 2>/dev/null || umount -l "$m" || true; done
+  { findmnt -rn -o TARGET | grep -F "$rootfs_dir/" || true; } | sort -r | while read -r m; do umount -R "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
   rm -rf --one-file-system "$rootfs_dir"
 }
 if [[ -n $slurm_versions ]]; then

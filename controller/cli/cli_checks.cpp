@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "controller/commands/commands.hpp"
+
 namespace preflight::controller {
 
 namespace {
@@ -37,21 +39,6 @@ std::string join(const std::vector<std::string>& items) {
     std::string out;
     for (const auto& item : items) {
         out += (out.empty() ? "" : ", ") + item;
-    }
-    return out;
-}
-
-// A table cell: pipes would end the cell, newlines the row.
-std::string cell(std::string text) {
-    std::string out;
-    for (char c : text) {
-        if (c == '|') {
-            out += "\\|";
-        } else if (c == '\n') {
-            out += ' ';
-        } else {
-            out += c;
-        }
     }
     return out;
 }
@@ -138,8 +125,8 @@ std::string render_checks_markdown(const plugins::CheckTable& table) {
         out << "| --- | --- | --- | --- | --- |\n";
         for (const auto& param : spec.params) {
             out << "| `" << param.name << "` | " << core::to_string(param.type) << " | `"
-                << cell(default_text(param)) << "` | " << cell(param.unit) << " | "
-                << cell(param.help) << " |\n";
+                << markdown_cell(default_text(param)) << "` | " << markdown_cell(param.unit)
+                << " | " << markdown_cell(param.help) << " |\n";
         }
         out << "\n";
     }

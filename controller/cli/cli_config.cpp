@@ -4,6 +4,7 @@
 #include <memory>
 #include <sstream>
 
+#include "controller/commands/commands.hpp"
 #include "core/exit_code.hpp"
 
 namespace preflight::controller {
@@ -47,21 +48,6 @@ std::string children(const std::vector<Section>& sections, const Section& sectio
         if (core::config::child_key(section.path, child.path)) {
             const std::string name = markdown ? "`" + child.path + "`" : child.path;
             out += (out.empty() ? "" : ", ") + name;
-        }
-    }
-    return out;
-}
-
-// A table cell: pipes would end the cell, newlines the row.
-std::string cell(const std::string& text) {
-    std::string out;
-    for (char c : text) {
-        if (c == '|') {
-            out += "\\|";
-        } else if (c == '\n') {
-            out += ' ';
-        } else {
-            out += c;
         }
     }
     return out;
@@ -118,9 +104,10 @@ std::string render_config_markdown(const std::vector<Section>& sections) {
             for (const auto& field : section.fields) {
                 const auto& p = field.param;
                 out << "| `" << p.name << "` | " << core::to_string(p.type) << " | "
-                    << (required(field) ? "required" : "`" + cell(p.default_value.dump()) + "`")
-                    << " | " << cell(p.unit) << " | " << cell(field.rule.text) << " | "
-                    << cell(p.help) << " |\n";
+                    << (required(field) ? "required"
+                                        : "`" + markdown_cell(p.default_value.dump()) + "`")
+                    << " | " << markdown_cell(p.unit) << " | " << markdown_cell(field.rule.text)
+                    << " | " << markdown_cell(p.help) << " |\n";
             }
             out << "\n";
         }

@@ -41,4 +41,18 @@ CLI::Validator finite_number(double lo, double hi) {
         "NUMBER");
 }
 
+std::string markdown_cell(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '|') {
+            out += "\\|";
+        } else if (c == '\n') {
+            out += ' ';
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
 }  // namespace preflight::controller

@@ -31,6 +31,10 @@ void override_controller_address(core::ControllerConfig& controller, const std::
 // milliseconds.
 CLI::Validator finite_number(double lo, double hi);
 
+// text as one cell of a Markdown table (`checks --markdown`, `config reference --markdown`): a
+// pipe would end the cell, a newline the row.
+std::string markdown_cell(const std::string& text);
+
 // `preflight certify` arguments every scheduler's certification takes (cli_certify.cpp parses
 // them; each integration adds and parses its own beside them).
 struct CertifyArgs {

@@ -113,8 +113,11 @@ std::map<std::string, std::vector<std::string>> drift_findings(
                 if (value == majority) {
                     continue;
                 }
-                const auto text_of = [&](double v) -> std::optional<std::string> {
-                    auto t = texts.find({setting.first, setting.second, v});
+                // An init-capture: clang before 16 (Debian 12 has 14) cannot capture a structured
+                // binding.
+                const auto text_of = [&texts,
+                                      &key = setting](double v) -> std::optional<std::string> {
+                    auto t = texts.find({key.first, key.second, v});
                     return t == texts.end() ? std::nullopt : std::optional<std::string>(t->second);
                 };
                 const auto mine = text_of(value), theirs = text_of(majority);

@@ -6,6 +6,7 @@
 
 #include "core/judge.hpp"
 #include "plugins/gpu/compute.hpp"
+#include "plugins/gpu/number_text.hpp"
 
 namespace preflight::plugins {
 
@@ -21,12 +22,6 @@ constexpr const char* k_link_remedy =
 struct Outcome {
     std::vector<std::string> fails, warns, notes;
 };
-
-std::string number(double v) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.4g", v);
-    return buffer;
-}
 
 // One metric over the node's GPUs (or pairs): fails and warnings into out, the median back.
 std::optional<double> judge_metric(const std::string& metric,
@@ -171,7 +166,7 @@ core::CheckResult judge_gpu_compute(const GpuComputeInput& input, const GpuCompu
     std::string summary = std::to_string(input.gpus.size()) + " GPU(s): median";
     for (const char* m : {"gemm_bf16_tflops", "gemm_fp8_tflops", "hbm_gbps", "p2p_gbps"}) {
         if (auto it = result.metrics.find(m); it != result.metrics.end()) {
-            summary += std::string(" ") + m + " " + number(it->second);
+            summary += std::string(" ") + m + " " + four_digits(it->second);
         }
     }
     result.verdict = out.warns.empty() ? core::Verdict::pass : core::Verdict::warn;

@@ -6,6 +6,7 @@
 
 #include "plugins/gpu/health.hpp"
 #include "plugins/gpu/health_findings.hpp"
+#include "plugins/gpu/number_text.hpp"
 
 namespace preflight::plugins {
 
@@ -14,12 +15,6 @@ namespace {
 using health::Finding;
 using health::Findings;
 using health::Level;
-
-std::string number(double value) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.4g", value);
-    return buffer;
-}
 
 // How many samples satisfy pred, and how many could be read at all.
 template <class Pred>
@@ -145,10 +140,10 @@ void judge_throttle(const GpuHealthSeries& gpu, Findings& out) {
     if (last.power_limit_w && last.default_power_limit_w &&
         *last.power_limit_w + 1.0 < *last.default_power_limit_w) {
         out.push_back({Level::warn, "gpu throttled",
-                       who + ": power limit " + number(*last.power_limit_w) +
+                       who + ": power limit " + four_digits(*last.power_limit_w) +
                            " W, under its "
                            "default " +
-                           number(*last.default_power_limit_w) + " W"});
+                           four_digits(*last.default_power_limit_w) + " W"});
     }
 }
 
@@ -170,7 +165,7 @@ void judge_pcie(const GpuHealthSeries& gpu, double window_s, const GpuHealthLimi
         const double per_min = (*last.pcie_replays - *first.pcie_replays) * 60.0 / window_s;
         if (per_min >= limits.max_pcie_replays_per_min) {
             out.push_back({Level::warn, "gpu pcie",
-                           who + ": PCIe replays growing at " + number(per_min) + "/min"});
+                           who + ": PCIe replays growing at " + four_digits(per_min) + "/min"});
         }
     }
 }
@@ -234,7 +229,7 @@ core::CheckResult judge_gpu_health(const GpuHealthInput& input, const GpuHealthL
     result.metrics["samples"] = static_cast<double>(input.gpus.front().samples.size());
     const std::string summary = std::to_string(input.gpus.size()) + " GPU(s), " +
                                 std::to_string(input.gpus.front().samples.size()) +
-                                " sample(s) over " + number(input.window_s) + " s";
+                                " sample(s) over " + four_digits(input.window_s) + " s";
     if (count(Level::fail) > 0) {
         result.verdict = core::Verdict::fail;
         result.detail = compose(findings, Level::fail);

@@ -8,16 +8,11 @@
 #include <set>
 
 #include "plugins/gpu/health_findings.hpp"
+#include "plugins/gpu/number_text.hpp"
 
 namespace preflight::plugins::health {
 
 namespace {
-
-std::string number(double value) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.4g", value);
-    return buffer;
-}
 
 int active_links(const NvmlHealthSample& s) {
     return static_cast<int>(std::count_if(s.nvlinks.begin(), s.nvlinks.end(),
@@ -57,19 +52,19 @@ void judge_growth(const GpuHealthSeries& gpu, double window_s, const GpuHealthLi
         if (crc > 0 && crc_per_s >= limits.max_nvlink_crc_per_s) {
             out.push_back({Level::fail, "nvlink errors",
                            link + ": CRC errors +" + std::to_string(crc) + " in " +
-                               number(window_s) + " s (" + number(crc_per_s) + "/s, DCGM's limit " +
-                               number(limits.max_nvlink_crc_per_s) +
+                               four_digits(window_s) + " s (" + four_digits(crc_per_s) +
+                               "/s, DCGM's limit " + four_digits(limits.max_nvlink_crc_per_s) +
                                "/s) -> reset the GPU; reseat or replace the link if it recurs"});
         }
         if (recovery > limits.max_nvlink_recovery) {
             out.push_back({Level::fail, "nvlink errors",
                            link + ": recovery errors +" + std::to_string(recovery) + " in " +
-                               number(window_s) + " s -> reset the GPU"});
+                               four_digits(window_s) + " s -> reset the GPU"});
         }
         if (replay > 0) {
             out.push_back({Level::warn, "nvlink errors",
                            link + ": replay errors +" + std::to_string(replay) + " in " +
-                               number(window_s) + " s"});
+                               four_digits(window_s) + " s"});
         }
     }
 }
