@@ -113,9 +113,27 @@ std::map<std::string, ledger::CheckHistory> PrologMemory::history() const {
     return out;
 }
 
+std::optional<std::string> PrologMemory::last_pass_started(const std::string& check) const {
+    const auto checks = m_doc.find("checks");
+    if (checks == m_doc.end() || !checks->is_object())
+        return std::nullopt;
+    const auto runs = checks->find(check);
+    if (runs == checks->end() || !runs->is_array())
+        return std::nullopt;
+    for (const auto& r : *runs) {  // newest first
+        if (r.is_object() && r.value("verdict", "") == "pass") {
+            const auto started = r.find("started");
+            if (started != r.end() && started->is_string() && !started->get<std::string>().empty())
+                return started->get<std::string>();
+            return std::nullopt;  // the newest pass without its start: nothing older is newer
+        }
+    }
+    return std::nullopt;
+}
+
 void PrologMemory::remember(const std::vector<core::CheckResult>& results, core::Verdict verdict,
                             const std::string& fingerprint, const std::string& config,
-                            const std::string& at) {
+                            const std::string& at, const std::string& started) {
     m_doc["format"] = k_format;
     m_doc["node"] = m_node;
     auto& checks = m_doc["checks"];
@@ -125,9 +143,11 @@ void PrologMemory::remember(const std::vector<core::CheckResult>& results, core:
         auto& runs = checks[r.check];
         if (!runs.is_array())
             runs = nlohmann::json::array();
-        const nlohmann::json entry = {{"at", at},
-                                      {"verdict", std::string(core::to_string(r.verdict))},
-                                      {"seconds", r.seconds}};
+        nlohmann::json entry = {{"at", at},
+                                {"verdict", std::string(core::to_string(r.verdict))},
+                                {"seconds", r.seconds}};
+        if (!started.empty())
+            entry["started"] = started;
         runs.insert(runs.begin(), entry);
         while (runs.size() > k_kept_per_check)
             runs.erase(runs.end() - 1);
@@ -138,9 +158,11 @@ void PrologMemory::remember(const std::vector<core::CheckResult>& results, core:
                           {"config", config},
                           {"verdict", "pass"},
                           {"results", results}};
-    } else {
+    } else if (verdict != core::Verdict::pass) {
         m_doc.erase("cache");  // a node that did not pass now has nothing to reuse
     }
+    // A pass without a fingerprint (the health check keeping gpu.xid's memory) leaves a cached
+    // pass alone: it is reused only for the fingerprint it was made with.
 }
 
 core::Status PrologMemory::save() const {

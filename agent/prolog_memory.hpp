@@ -41,10 +41,14 @@ class PrologMemory {
                                        const std::string& config_digest, double ttl_s) const;
     // Per check: what the planner needs (ledger::CheckHistory without peers).
     std::map<std::string, ledger::CheckHistory> history() const;
-    // Adds this run's results (not the reused ones); caches them when verdict is pass.
+    // Adds this run's results (not the reused ones); caches them when verdict is pass. started:
+    // when the run began (RFC 3339 UTC), kept with each result; empty: not kept.
     void remember(const std::vector<core::CheckResult>& results, core::Verdict verdict,
                   const std::string& fingerprint, const std::string& config_digest,
-                  const std::string& at);
+                  const std::string& at, const std::string& started = "");
+    // When the newest remembered run in which check passed began; nullopt when none is kept (a
+    // fail or error, or a run remembered without its start, is never one).
+    std::optional<std::string> last_pass_started(const std::string& check) const;
     core::Status save() const;
 
   private:

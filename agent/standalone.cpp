@@ -126,16 +126,64 @@ void print_memory(const StandaloneOutcome& outcome) {
     }
 }
 
-}  // namespace
-
-int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner,
-                   const StandaloneHooks& hooks) {
-    const auto start = Clock::now();
-    const std::string node = options.node.empty() ? default_node_name() : options.node;
-    if (node.empty()) {
-        std::fprintf(stderr, "preflight-agent: no node name (--node, $SLURMD_NODENAME)\n");
+// The health check's per-node lock into lock; an exit code when this run must not go on (0:
+// another health check of this node still runs).
+std::optional<int> lock_health_check(const StandaloneOptions& options, const StandaloneHooks& hooks,
+                                     const std::string& node, core::UniqueFd& lock) {
+    auto taken = hooks.lock_health(options.state_dir, node);
+    if (!taken && taken.error().message == "busy") {
+        std::fprintf(stderr,
+                     "preflight health %s: another health check of this node is still running; "
+                     "skipped\n",
+                     node.c_str());
+        return 0;
+    }
+    if (!taken) {
+        std::fprintf(stderr, "preflight-agent: %s\n", taken.error().message.c_str());
         return 2;
     }
+    lock = std::move(taken.value());
+    return std::nullopt;
+}
+
+// The node-local checks of cfg, in its order.
+std::vector<std::string> node_local_checks(const core::RunConfig& cfg) {
+    std::vector<std::string> out;
+    for (const auto& check : cfg.checks) {
+        const auto* spec = plugins::find_check_spec(check);
+        if (spec != nullptr && spec->phase == core::Phase::node_local) {
+            out.push_back(check);
+        }
+    }
+    return out;
+}
+
+// An `error` result for each check that had none when the run was cut (the budget, sig 0) or
+// interrupted (a stop signal): the first one says why, the others that they did not run.
+void add_unfinished(std::vector<core::CheckResult>& results, const std::vector<std::string>& checks,
+                    int sig, double budget_s) {
+    bool first = true;
+    for (const auto& check : checks) {
+        bool have = false;
+        for (const auto& r : results) {
+            have = have || r.check == check;
+        }
+        if (!have) {
+            core::CheckResult r;
+            r.check = check;
+            r.verdict = core::Verdict::error;
+            r.detail = sig == 0 ? fmt::format("not finished within the {:.0f} s budget", budget_s)
+                                : (first ? "" : "not run: ") + interrupted_detail(sig);
+            results.push_back(r);
+            first = false;
+        }
+    }
+}
+
+// Options the run cannot go on with: exit 2 with the reason on stderr; nullopt when they are fine.
+std::optional<int> refuse_bad_options(const StandaloneOptions& options,
+                                      const StandaloneHooks& hooks) {
+    const bool health = options.profile == "health";
     if (!(options.budget_s > 0.0)) {
         std::fprintf(stderr, "preflight-agent: --budget-s must be > 0\n");
         return 2;
@@ -153,7 +201,6 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
             return 2;
         }
     }
-    const bool health = options.profile == "health";
     if (health && options.on_error == OnError::block) {
         std::fprintf(stderr,
                      "preflight-agent: --profile health never drains for a check that could not "
@@ -176,23 +223,90 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
                      health ? "--profile health" : "--drain");
         return 2;
     }
+    return std::nullopt;
+}
+
+// The health check's pass count and resume, or the prolog's or epilog's drain of a failed node
+// (a could-not-judge only under --on-error block); the exit code after it.
+int act_on_outcome(StandaloneOutcome& outcome, const std::string& node, int sig, int rc,
+                   const StandaloneOptions& options, const StandaloneHooks& hooks,
+                   const core::ActionsConfig& actions, core::CommandRunner& runner) {
+    const bool health = options.profile == "health";
+    const bool blocked = outcome.verdict == core::Verdict::error && rc != 0;
+    if (health) {
+        const int hrc = hooks.apply_health(outcome, node, sig == 0, options, actions, runner);
+        return sig != 0 ? rc : hrc;
+    } else if (sig == 0 && (outcome.verdict == core::Verdict::fail || blocked)) {
+        if (blocked) {
+            outcome.finding = outcome::FindingClass::check_error;
+        }
+        const char* job = std::getenv("SLURM_JOB_ID");
+        std::string run = options.run_id;
+        if (run.empty()) {
+            run = job == nullptr ? options.profile : std::string("job ") + job;
+            if (job != nullptr && options.profile == "epilog") {
+                run = "epilog of job " + std::string(job);
+            }
+        }
+        describe_drain(outcome, run);
+        if (options.drain && hooks.drain(outcome, node, run, options, actions, runner)) {
+            return core::to_int(core::ExitCode::breaker);
+        }
+    }
+    return rc;
+}
+
+// The outcome for the operator (and the prolog's log in slurmd's): verdict, reasons, what was
+// drained or not and why, the memory, the health count, and what the exit code means.
+void print_outcome(const StandaloneOutcome& outcome, const std::string& node,
+                   const StandaloneOptions& options, int rc, int sig) {
+    const bool health = options.profile == "health";
+    std::fprintf(stderr, "preflight %s %s: %s in %.3f s%s%s\n", options.profile.c_str(),
+                 node.c_str(), std::string(core::to_string(outcome.verdict)).c_str(),
+                 outcome.seconds, outcome.drain_reason.empty() ? "" : " — ",
+                 outcome.drain_reason.c_str());
+    for (const auto& r : outcome.reasons) {
+        std::fprintf(stderr, "  %s\n", r.c_str());
+    }
+    if (!outcome.drain_error.empty()) {
+        std::fprintf(stderr, "  not drained (%s): %s\n", outcome.drain_outcome.c_str(),
+                     outcome.drain_error.c_str());
+    }
+    print_memory(outcome);
+    if (health) {
+        std::fprintf(stderr, "  health: %s\n",
+                     outcome.health.value("detail", std::string()).c_str());
+    }
+    if (sig != 0) {
+        std::fprintf(stderr, "  %s: exit %d, nothing drained\n", interrupted_detail(sig).c_str(),
+                     rc);
+    } else if (outcome.verdict == core::Verdict::error && !health) {
+        std::fprintf(stderr, "  could not judge: exit %d (--on-error=%s)\n", rc,
+                     options.on_error == OnError::block ? "block" : "allow");
+    }
+}
+
+}  // namespace
+
+int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner,
+                   const StandaloneHooks& hooks) {
+    const auto start = Clock::now();
+    const std::string node = options.node.empty() ? default_node_name() : options.node;
+    if (node.empty()) {
+        std::fprintf(stderr, "preflight-agent: no node name (--node, $SLURMD_NODENAME)\n");
+        return 2;
+    }
+    const bool health = options.profile == "health";
+    if (auto rc = refuse_bad_options(options, hooks)) {
+        return *rc;
+    }
     // slurmd starts a health check every interval whatever the last one is doing: one at a time
     // per node, or two runs would count the same passes and race on the state file.
     core::UniqueFd health_lock;
     if (health) {
-        auto lock = hooks.lock_health(options.state_dir, node);
-        if (!lock && lock.error().message == "busy") {
-            std::fprintf(stderr,
-                         "preflight health %s: another health check of this node is still "
-                         "running; skipped\n",
-                         node.c_str());
-            return 0;
+        if (auto rc = lock_health_check(options, hooks, node, health_lock)) {
+            return *rc;
         }
-        if (!lock) {
-            std::fprintf(stderr, "preflight-agent: %s\n", lock.error().message.c_str());
-            return 2;
-        }
-        health_lock = std::move(lock.value());
     }
     core::RunConfig cfg;
     try {
@@ -221,18 +335,10 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
     auto cancel = std::make_shared<std::atomic<bool>>(false);
     auto done = std::make_shared<std::vector<core::CheckResult>>();
     auto mutex = std::make_shared<std::mutex>();
-    std::vector<std::string> node_checks;
-    for (const auto& check : cfg.checks) {
-        const auto* spec = plugins::find_check_spec(check);
-        if (spec != nullptr && spec->phase == core::Phase::node_local) {
-            node_checks.push_back(check);
-        }
-    }
-    PrologPlan memory;
-    if (!health) {
-        memory = prepare_prolog(options, node, cfg, std::move(node_checks));
-        node_checks = memory.checks;
-    }
+    // The health check reuses and plans nothing (refused above); it only keeps gpu.xid's memory.
+    PrologPlan memory = prepare_prolog(options, node, cfg, node_local_checks(cfg));
+    const std::vector<std::string> node_checks = memory.checks;
+    const auto xid_since = memory.xid_since;
     std::promise<void> finished;
     auto finished_future = finished.get_future();
     std::thread worker([=, p = std::move(finished)]() mutable {
@@ -248,6 +354,9 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
             ctx.exec_policy = &options.exec_policy;
             nlohmann::json params = cfg.check_params.count(check) ? cfg.check_params.at(check)
                                                                   : nlohmann::json::object();
+            if (check == "gpu.xid" && xid_since) {
+                params["since"] = *xid_since;
+            }
             auto result = plugins::make_check(check)->run(ctx, params);
             std::lock_guard<std::mutex> lock(*mutex);
             done->push_back(std::move(result));
@@ -268,23 +377,7 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
         *cancel = true;
         worker.detach();  // cannot be interrupted; we _Exit below
         stop_check_programs(sig, options.budget_s, finished_future);
-        bool first = true;
-        for (const auto& check : node_checks) {
-            bool have = false;
-            for (const auto& r : outcome.results) {
-                have = have || r.check == check;
-            }
-            if (!have) {
-                core::CheckResult r;
-                r.check = check;
-                r.verdict = core::Verdict::error;
-                r.detail = sig == 0 ? fmt::format("not finished within the {:.0f} s budget",
-                                                  options.budget_s)
-                                    : (first ? "" : "not run: ") + interrupted_detail(sig);
-                outcome.results.push_back(r);
-                first = false;
-            }
-        }
+        add_unfinished(outcome.results, node_checks, sig, options.budget_s);
     }
     judge_standalone(outcome, cfg.evaluation, baseline, baseline_run);
     if (sig == 0) {
@@ -298,27 +391,7 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
     // --on-error block: the start is refused then, and Slurm would drain the node for the failed
     // prolog anyway, with "Prolog error" and no cause; our reason says what kind of finding.
     outcome.profile = options.profile;
-    const bool blocked = outcome.verdict == core::Verdict::error && rc != 0;
-    if (health) {
-        const int hrc = hooks.apply_health(outcome, node, sig == 0, options, cfg.actions, runner);
-        rc = sig != 0 ? rc : hrc;
-    } else if (sig == 0 && (outcome.verdict == core::Verdict::fail || blocked)) {
-        if (blocked) {
-            outcome.finding = outcome::FindingClass::check_error;
-        }
-        const char* job = std::getenv("SLURM_JOB_ID");
-        std::string run = options.run_id;
-        if (run.empty()) {
-            run = job == nullptr ? options.profile : std::string("job ") + job;
-            if (job != nullptr && options.profile == "epilog") {
-                run = "epilog of job " + std::string(job);
-            }
-        }
-        describe_drain(outcome, run);
-        if (options.drain && hooks.drain(outcome, node, run, options, cfg.actions, runner)) {
-            rc = core::to_int(core::ExitCode::breaker);
-        }
-    }
+    rc = act_on_outcome(outcome, node, sig, rc, options, hooks, cfg.actions, runner);
     outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const std::string json =
         outcome.to_json(node).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -327,29 +400,7 @@ int run_standalone(const StandaloneOptions& options, core::CommandRunner& runner
             spdlog::error("writing {}: {}", options.outcome_path, st.error().message);
         }
     }
-    std::fprintf(stderr, "preflight %s %s: %s in %.3f s%s%s\n", options.profile.c_str(),
-                 node.c_str(), std::string(core::to_string(outcome.verdict)).c_str(),
-                 outcome.seconds, outcome.drain_reason.empty() ? "" : " — ",
-                 outcome.drain_reason.c_str());
-    for (const auto& r : outcome.reasons) {
-        std::fprintf(stderr, "  %s\n", r.c_str());
-    }
-    if (!outcome.drain_error.empty()) {
-        std::fprintf(stderr, "  not drained (%s): %s\n", outcome.drain_outcome.c_str(),
-                     outcome.drain_error.c_str());
-    }
-    print_memory(outcome);
-    if (health) {
-        std::fprintf(stderr, "  health: %s\n",
-                     outcome.health.value("detail", std::string()).c_str());
-    }
-    if (sig != 0) {
-        std::fprintf(stderr, "  %s: exit %d, nothing drained\n", interrupted_detail(sig).c_str(),
-                     rc);
-    } else if (outcome.verdict == core::Verdict::error && !health) {
-        std::fprintf(stderr, "  could not judge: exit %d (--on-error=%s)\n", rc,
-                     options.on_error == OnError::block ? "block" : "allow");
-    }
+    print_outcome(outcome, node, options, rc, sig);
     std::fflush(stderr);
     write_termination_log(options.termination_log, termination_message(node, outcome, rc));
     if (!in_time) {

@@ -92,7 +92,9 @@ struct StandaloneOutcome {
 
 // The prolog's memory and ledger (agent/standalone_memory.cpp).
 struct PrologPlan {
-    bool active = false;              // --cache-ttl, --plan-budget or --ledger given
+    // --cache-ttl, --plan-budget or --ledger given, or gpu.xid runs with its default `since`
+    bool active = false;
+    std::string started;              // when this run began (RFC 3339 UTC)
     std::vector<std::string> checks;  // the node checks to run now
     std::optional<CachedPass> reuse;  // run nothing: these results stand
     std::optional<PrologMemory> memory;
@@ -103,6 +105,10 @@ struct PrologPlan {
     std::string ledger_error;
     nlohmann::json cache;  // the outcome's "cache" object (null without --cache-ttl)
     nlohmann::json plan;   // the outcome's "plan" object (null without --plan-budget)
+    // gpu.xid's `since` for this run: when its last pass on this node began (the memory), so an
+    // Xid it already passed over is not read again and one after it is. nullopt: the config's
+    // (default "boot").
+    std::optional<std::string> xid_since;
 };
 
 PrologPlan prepare_prolog(const StandaloneOptions& options, const std::string& node,

@@ -1,5 +1,6 @@
 #include "agent/standalone_memory.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <spdlog/spdlog.h>
@@ -11,6 +12,18 @@
 namespace preflight::agent {
 
 namespace {
+
+constexpr const char* k_xid = "gpu.xid";
+
+// gpu.xid's `since` is left to us when the configuration does not set it, or sets "boot".
+bool xid_since_is_default(const core::RunConfig& cfg) {
+    const auto params = cfg.check_params.find(k_xid);
+    if (params == cfg.check_params.end() || !params->second.is_object())
+        return true;
+    const auto since = params->second.find("since");
+    return since == params->second.end() ||
+           (since->is_string() && since->get<std::string>() == "boot");
+}
 
 // The ledger, opened on first use; null (and the error kept) when it cannot be.
 ledger::Ledger* open_ledger(PrologPlan& plan, const StandaloneOptions& options) {
@@ -67,12 +80,25 @@ outcome::RunReport prolog_report(const StandaloneOutcome& outcome, const std::st
 PrologPlan prepare_prolog(const StandaloneOptions& options, const std::string& node,
                           const core::RunConfig& cfg, std::vector<std::string> node_checks) {
     PrologPlan plan;
+    plan.started = core::utc_now_rfc3339();
     plan.checks = std::move(node_checks);
-    plan.active = options.cache_ttl_s > 0.0 || options.plan_budget || !options.ledger.empty();
+    const bool reuse_or_plan =
+        options.cache_ttl_s > 0.0 || options.plan_budget || !options.ledger.empty();
+    const bool xid = xid_since_is_default(cfg) && !options.state_dir.empty() &&
+                     std::find(plan.checks.begin(), plan.checks.end(), k_xid) != plan.checks.end();
+    plan.active = reuse_or_plan || xid;
     if (!plan.active)
         return plan;
     plan.memory = PrologMemory::load(options.state_dir, node);
     plan.config = config_digest(cfg.checks, cfg.check_params);
+    if (xid) {
+        plan.xid_since = plan.memory->last_pass_started(k_xid);
+        if (plan.xid_since)
+            spdlog::info("gpu.xid: kernel events since its last pass on this node, at {}",
+                         *plan.xid_since);
+    }
+    if (!reuse_or_plan)
+        return plan;
     plan.fingerprint = node_fingerprint_digest(options.sysfs_root);
     if (options.cache_ttl_s > 0.0) {
         plan.reuse = plan.memory->reusable(plan.fingerprint, plan.config, options.cache_ttl_s);
@@ -114,7 +140,8 @@ void finish_prolog(PrologPlan& plan, StandaloneOutcome& outcome, const Standalon
         return;
     const std::string at = core::utc_now_rfc3339();
     if (!plan.reuse) {
-        plan.memory->remember(outcome.results, outcome.verdict, plan.fingerprint, plan.config, at);
+        plan.memory->remember(outcome.results, outcome.verdict, plan.fingerprint, plan.config, at,
+                              plan.started);
         if (auto st = plan.memory->save(); !st)
             spdlog::warn("prolog memory not saved: {}", st.error().message);
     }

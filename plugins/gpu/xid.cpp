@@ -200,8 +200,10 @@ core::CheckSpec GpuXidCheck::check_spec() {
         .params =
             {
                 {"since", ParamType::string, "boot",
-                 "only events after this: \"boot\", a Unix time or an RFC 3339 UTC time (e.g. "
-                 "the node's last pass, so a reset GPU is not failed again for an old Xid)"},
+                 "only events after this: \"boot\" (the standalone prolog and health check "
+                 "then read from the start of this check's last pass on the node, kept in "
+                 "--state-dir), a Unix time or an RFC 3339 UTC time (e.g. when a GPU was reset, "
+                 "so it is not failed again for an Xid before that)"},
                 {"source", ParamType::string, "auto",
                  "auto (/dev/kmsg, else journalctl -k through the exec policy), kmsg or journal"},
                 {"nvml_library", ParamType::string, "libnvidia-ml.so.1",

@@ -10,6 +10,7 @@
 
 #include "agent/standalone.hpp"
 #include "core/process.hpp"
+#include "integrations/slurm/slurm_standalone.hpp"
 #include "outcome/reasons.hpp"
 
 namespace preflight::agent {
@@ -33,7 +34,10 @@ nlohmann::json prolog_on(const fs::path& root, const std::string& profile) {
     options.outcome_path = (root / "outcome.json").string();
     options.state_dir = (root / "state").string();
     NoCommands runner;
-    run_standalone(options, runner);
+    // No outcome left from an earlier run stands in for this one's; the health check's pass count
+    // is Slurm's side.
+    fs::remove(options.outcome_path);
+    EXPECT_NE(run_standalone(options, runner, slurm_standalone_hooks()), 2) << profile;
     std::ifstream in(options.outcome_path);
     std::stringstream text;
     text << in.rdbuf();
