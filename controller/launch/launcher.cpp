@@ -77,14 +77,21 @@ void append_agent_command(std::vector<std::string>& argv, const core::Node& node
     append_tls_args(argv, ctx, ctx.tls_ca);
 }
 
-std::map<std::string, std::string> LocalLauncher::start(const std::vector<core::Node>& nodes,
-                                                        const LaunchContext& ctx) {
+std::map<std::string, std::string> prepare_log_dir(const std::vector<core::Node>& nodes,
+                                                   const LaunchContext& ctx) {
     std::map<std::string, std::string> failed;
-    // Agents' logs and pid files: only we read them, and the default lies in /tmp.
     if (auto st = core::make_private_directory(ctx.log_dir); !st) {
         for (const auto& node : nodes) {
             failed[node.name] = "cannot create the agents' log directory: " + st.error().message;
         }
+    }
+    return failed;
+}
+
+std::map<std::string, std::string> LocalLauncher::start(const std::vector<core::Node>& nodes,
+                                                        const LaunchContext& ctx) {
+    auto failed = prepare_log_dir(nodes, ctx);
+    if (!failed.empty()) {
         return failed;
     }
     for (const auto& node : nodes) {

@@ -101,6 +101,11 @@ const LauncherEntry* find_launcher(const LauncherTable& table, std::string_view 
 // "local, connect, slurm, ...": the names of the table, for messages.
 std::string launcher_names(const LauncherTable& table);
 
+// Makes ctx.log_dir, the agents' logs and pid files, private to us (the default lies in /tmp).
+// Empty when it could be; else every node of nodes with why not (what a launcher's start returns).
+std::map<std::string, std::string> prepare_log_dir(const std::vector<core::Node>& nodes,
+                                                   const LaunchContext& ctx);
+
 // One word quoted for POSIX sh: unchanged when it holds only [A-Za-z0-9_@%+:,./-] (and is not
 // empty), else inside single quotes with each ' written as '\''. Used for the one command line
 // that does go through a shell, the remote side of `--launcher ssh`.

@@ -146,12 +146,8 @@ SlurmFacts SlurmLauncher::read_facts(const std::vector<core::Node>& nodes,
 
 std::map<std::string, std::string> SlurmLauncher::start(const std::vector<core::Node>& nodes,
                                                         const LaunchContext& ctx) {
-    std::map<std::string, std::string> failed;
-    // Agents' logs and pid files: only we read them, and the default lies in /tmp.
-    if (auto st = core::make_private_directory(ctx.log_dir); !st) {
-        for (const auto& node : nodes) {
-            failed[node.name] = "cannot create the agents' log directory: " + st.error().message;
-        }
+    auto failed = prepare_log_dir(nodes, ctx);
+    if (!failed.empty()) {
         return failed;
     }
     std::vector<std::string> unset;  // variables srun must not pass on

@@ -214,11 +214,8 @@ void SshLauncher::pump() {
 
 std::map<std::string, std::string> SshLauncher::start(const std::vector<core::Node>& nodes,
                                                       const LaunchContext& ctx) {
-    std::map<std::string, std::string> failed;
-    if (auto st = core::make_private_directory(ctx.log_dir); !st) {
-        for (const auto& node : nodes) {
-            failed[node.name] = "cannot create the agents' log directory: " + st.error().message;
-        }
+    auto failed = prepare_log_dir(nodes, ctx);
+    if (!failed.empty()) {
         return failed;
     }
     m_ctx = ctx;
