@@ -1,5 +1,5 @@
 // The `launch.slurm` table: what the agents' srun step asks Slurm for
-// (controller/launch/slurm_step.hpp). Owned by the Slurm wing.
+// (integrations/slurm/slurm_step.hpp). Owned by the Slurm wing.
 #include <algorithm>
 #include <array>
 

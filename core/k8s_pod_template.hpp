@@ -2,7 +2,7 @@
 // `--launcher k8s` (GPU and RDMA resources, tolerations, node selection, runtime class, host
 // network, capabilities, /dev/shm, NCCL environment). Parsed and checked here, with file:line
 // errors, so that a template the launcher would refuse, or the API server would answer with 422,
-// fails at load time; merged into the Job by controller/launch/k8s_pod_template.hpp, whose header
+// fails at load time; merged into the Job by integrations/k8s/pod_template_merge.hpp, whose header
 // states the merge rules. The names below are preflight's own parts of the pod: a template that
 // sets them is an error naming the field.
 #pragma once

@@ -77,7 +77,7 @@ struct KubernetesConfig {
     int gpus_per_node = 0;
 };
 
-// `launch.slurm`: what the agents' srun step asks Slurm for (controller/launch/slurm_step.hpp).
+// `launch.slurm`: what the agents' srun step asks Slurm for (integrations/slurm/slurm_step.hpp).
 struct SlurmStepConfig {
     static constexpr int k_gpus_auto = -1;
     // single: one srun step for all nodes, which carries the run secret ($PREFLIGHT_RUN_SECRET)

@@ -3,9 +3,9 @@
 // node-local checks once — as a child `preflight-agent` with the same standalone options plus
 // `--outcome FILE`, so that a check that hangs past the budget or crashes ends that run only, not
 // the loop — and sets the node's PreflightHealthy condition from the outcome through nodes/status
-// (outcome/k8s/node_condition.hpp): True when the checks pass, False when one fails, Unknown when
-// they could not judge or gave no outcome. The condition goes back to True when the node passes
-// again. Credentials: --kubeconfig, else $KUBECONFIG, else the pod's service account.
+// (integrations/k8s/node_condition.hpp): True when the checks pass, False when one fails, Unknown
+// when they could not judge or gave no outcome. The condition goes back to True when the node
+// passes again. Credentials: --kubeconfig, else $KUBECONFIG, else the pod's service account.
 #pragma once
 
 #include <string>

@@ -2,9 +2,10 @@
 // "Gang gate"; examples in manifests/k8s/examples/gang-gate-*.yaml). It waits until the job's
 // pods (--selector, --pods) are scheduled, runs the checks over their nodes together with
 // `--launcher connect` (the pods' init containers are the agents), then publishes each pod's
-// verdict into the ConfigMap --verdicts (outcome/k8s/gang_gate.hpp), which the init containers
-// wait on (agent/gang_gate.hpp). With --apply the run's actions (e.g. taints) are carried out as
-// in `preflight run`, so that a restarted job avoids the nodes that failed. Exit code: the run's.
+// verdict into the ConfigMap --verdicts (integrations/k8s/gang_gate_verdicts.hpp), which the init
+// containers wait on (integrations/k8s/agent_gang_gate.hpp). With --apply the run's actions (e.g.
+// taints) are carried out as in `preflight run`, so that a restarted job avoids the nodes that
+// failed. Exit code: the run's.
 #pragma once
 
 #include <CLI/CLI.hpp>

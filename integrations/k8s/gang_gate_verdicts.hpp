@@ -1,7 +1,7 @@
 // The controller's side of the gang gate (docs/kubernetes.md, "Gang gate"): the pods of one
 // training job (a label selector), the nodes they were scheduled to, and the per-pod verdicts it
 // publishes into a ConfigMap that every pod mounts (key: the pod's UID; value: the verdict on the
-// first line, the reasons after it). agent/gang_gate.hpp waits for its pod's key.
+// first line, the reasons after it). integrations/k8s/agent_gang_gate.hpp waits for its pod's key.
 // RBAC (namespace of the job): list pods; get and patch the verdict ConfigMap.
 #pragma once
 

@@ -643,7 +643,7 @@ TEST_F(K8sApiServer, GpuPodsCarryTheTemplateTheGpuTolerationAndAllGpusOfTheirNod
     ASSERT_TRUE(failed.empty()) << failed.begin()->second;
     EXPECT_EQ(count_requests("GET", "/api/v1/nodes"), 1) << "one list, not one GET per node";
 
-    // What kubectl sees in the Job: the merge rules of controller/launch/k8s_pod_template.hpp.
+    // What kubectl sees in the Job: the merge rules of integrations/k8s/pod_template_merge.hpp.
     json job = kubectl_json({"get", "job", launcher.job_name(), "-n", "preflight"});
     const json pod = job["spec"]["template"];
     EXPECT_EQ(pod["metadata"]["labels"]["team"], "ml");

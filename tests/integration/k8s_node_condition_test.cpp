@@ -1,10 +1,11 @@
-// Kubernetes health as a NodeCondition (agent/k8s_condition.hpp), run for real: the container
-// command of manifests/k8s/examples/node-health-daemonset.yaml (taken from the rendered examples)
-// against the API server stand-in, with a token holding exactly the DaemonSet's RBAC (get nodes,
-// patch nodes/status, create events) and a fake host /sys under --sysfs-root. The real kubectl
-// reads the condition back: set True, False on a failing NIC (message says why), Unknown when the
-// check hangs (never False), True again when the node passes; lastTransitionTime moves only when
-// the status does; the kubelet's Ready condition is left alone; the loop keeps going until SIGTERM.
+// Kubernetes health as a NodeCondition (integrations/k8s/agent_node_condition.hpp), run for real:
+// the container command of manifests/k8s/examples/node-health-daemonset.yaml (taken from the
+// rendered examples) against the API server stand-in, with a token holding exactly the DaemonSet's
+// RBAC (get nodes, patch nodes/status, create events) and a fake host /sys under --sysfs-root. The
+// real kubectl reads the condition back: set True, False on a failing NIC (message says why),
+// Unknown when the check hangs (never False), True again when the node passes; lastTransitionTime
+// moves only when the status does; the kubelet's Ready condition is left alone; the loop keeps
+// going until SIGTERM.
 #include <csignal>
 
 #include <yaml-cpp/yaml.h>

@@ -1,8 +1,8 @@
 // The pure parts of issue 19's Kubernetes work: the pod template merge and GPU defaults
-// (controller/launch/k8s_pod_template.hpp), the GPU count from the nodes' allocatable, the
-// NodeCondition and its strategic merge patch (outcome/k8s/node_condition.hpp), the gang gate's
-// pods and published verdicts (outcome/k8s/gang_gate.hpp), and the agent's side of both
-// (agent/k8s_condition.hpp, agent/gang_gate.hpp).
+// (integrations/k8s/pod_template_merge.hpp), the GPU count from the nodes' allocatable, the
+// NodeCondition and its strategic merge patch (integrations/k8s/node_condition.hpp), the gang
+// gate's pods and published verdicts (integrations/k8s/gang_gate_verdicts.hpp), and the agent's
+// side of both (integrations/k8s/agent_node_condition.hpp, integrations/k8s/agent_gang_gate.hpp).
 #include <set>
 
 #include <gtest/gtest.h>

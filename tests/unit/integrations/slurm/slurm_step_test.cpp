@@ -1,4 +1,4 @@
-// The srun steps of the Slurm launcher (controller/launch/slurm_step.hpp), planned from saved
+// The srun steps of the Slurm launcher (integrations/slurm/slurm_step.hpp), planned from saved
 // outputs of the installed Slurm 22.05 (tests/fixtures/slurm): one step for all nodes with the
 // GPUs the checks need, per-node steps, nodes Slurm will not run on left out with its state and
 // reason, srun's lines about a task that ended. The real srun is in
