@@ -163,6 +163,21 @@ struct StandaloneHooks {
         apply_health;
 };
 
+// Steps of run_standalone (standalone_steps.cpp).
+// Options the run cannot go on with: exit 2 with the reason on stderr; nullopt when they are fine.
+std::optional<int> refuse_bad_options(const StandaloneOptions& options,
+                                      const StandaloneHooks& hooks);
+
+// The health check's per-node lock into lock; an exit code when this run must not go on (0:
+// another health check of this node still runs).
+std::optional<int> lock_health_check(const StandaloneOptions& options, const StandaloneHooks& hooks,
+                                     const std::string& node, core::UniqueFd& lock);
+
+// The outcome for the operator (and the prolog's log in slurmd's): verdict, reasons, what was
+// drained or not and why, the memory, the health count, and what the exit code means.
+void print_outcome(const StandaloneOutcome& outcome, const std::string& node,
+                   const StandaloneOptions& options, int rc, int sig);
+
 // Runs the profile. Exit code (core::ExitCode): 0 pass (or could not judge, unless on_error is
 // block: a hung or crashed check never drains a node), 1 fail (and drained when asked, or left
 // alone when someone else marked the node), 2 usage/config error, 3 the circuit breaker refused to

@@ -90,7 +90,6 @@ PrologPlan prepare_prolog(const StandaloneOptions& options, const std::string& n
     if (!plan.active)
         return plan;
     plan.memory = PrologMemory::load(options.state_dir, node);
-    plan.config = config_digest(cfg.checks, cfg.check_params);
     if (xid) {
         plan.xid_since = plan.memory->last_pass_started(k_xid);
         if (plan.xid_since)
@@ -98,7 +97,8 @@ PrologPlan prepare_prolog(const StandaloneOptions& options, const std::string& n
                          *plan.xid_since);
     }
     if (!reuse_or_plan)
-        return plan;
+        return plan;  // gpu.xid's memory only: no cache, so no digest of the node or the config
+    plan.config = config_digest(cfg.checks, cfg.check_params);
     plan.fingerprint = node_fingerprint_digest(options.sysfs_root);
     if (options.cache_ttl_s > 0.0) {
         plan.reuse = plan.memory->reusable(plan.fingerprint, plan.config, options.cache_ttl_s);

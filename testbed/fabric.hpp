@@ -45,8 +45,8 @@ class Fabric {
 
     // Deletes the namespaces (processes still inside keep theirs alive, unnamed). Idempotent.
     core::Status destroy();
-    // Leaves the fabric up after this object is gone (`preflight-testbed fabric up`); remove it later
-    // with remove_stale(name()).
+    // Leaves the fabric up after this object is gone (`preflight-testbed fabric up`); remove it
+    // later with remove_stale(name()).
     void release() { m_up = false; }
 
     const std::string& name() const { return m_name; }

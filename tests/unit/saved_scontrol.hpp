@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/process.hpp"
+#include "integrations/slurm/scontrol_argv.hpp"
+#include "outcome/actions.hpp"
 
 namespace preflight::testing {
 
@@ -17,6 +19,19 @@ inline std::string slurm_fixture(const std::string& name) {
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
+}
+
+// The drain the Slurm sink plans for a node whose link is down (run j1), to apply against a saved
+// listing.
+inline outcome::Action link_down_drain(const std::string& node) {
+    outcome::Action a;
+    a.node = node;
+    a.sink = "slurm";
+    a.kind = "drain";
+    a.reason = "preflight: link down";
+    a.argv = outcome::slurm_drain_argv("scontrol", node, a.reason,
+                                       "preflight: check=link.netdev run=j1");
+    return a;
 }
 
 class SavedScontrol final : public core::CommandRunner {

@@ -63,7 +63,8 @@ TEST_F(InspectTest, TheTableListsEachKindWithItsInputsAndCheck) {
         EXPECT_FALSE(r.check.empty()) << r.kind;
         EXPECT_NE(r.judge, nullptr) << r.kind;
     }
-    EXPECT_EQ(kinds, (std::vector<std::string>{"nccl-tests", "nccl-log", "ethtool", "kernel-log", "dcgm"}));
+    EXPECT_EQ(kinds, (std::vector<std::string>{"nccl-tests", "nccl-log", "ethtool", "kernel-log",
+                                               "dcgm"}));
     EXPECT_EQ(find_reader("nope"), nullptr);
 }
 

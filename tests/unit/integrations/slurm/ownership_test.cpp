@@ -93,20 +93,10 @@ TEST(SlurmMarkCount, CountsOurDrainsInThePartitionAndTheNodeItself) {
     EXPECT_EQ(slurm_mark_count(nodes, "node04").total, 3);
 }
 
-Action drain_action(const std::string& node) {
-    Action a;
-    a.node = node;
-    a.sink = "slurm";
-    a.kind = "drain";
-    a.reason = "preflight: link down";
-    a.argv = slurm_drain_argv("scontrol", node, a.reason, "preflight: check=link.netdev run=j1");
-    return a;
-}
-
 TEST(SlurmDrain, AnOperatorsDrainIsLeftAloneWithItsReason) {
     SavedScontrol scontrol(fixture("show_node_o_owned_foreign_old.txt"));
     const SlurmClient client{scontrol, "scontrol", std::chrono::seconds(1)};
-    Action a = drain_action("node02");
+    Action a = testing::link_down_drain("node02");
     EXPECT_EQ(apply_slurm_drain(a, client, BreakerPolicy{}), DrainOutcome::left_alone);
     EXPECT_TRUE(scontrol.updates.empty());
     EXPECT_FALSE(a.applied);
@@ -116,7 +106,7 @@ TEST(SlurmDrain, AnOperatorsDrainIsLeftAloneWithItsReason) {
 TEST(SlurmDrain, BreakerRefusesWhenThePartitionHasTooManyOfOurDrains) {
     SavedScontrol scontrol(fixture("show_node_o_owned_foreign_old.txt") + k_idle_node04);
     const SlurmClient client{scontrol, "scontrol", std::chrono::seconds(1)};
-    Action a = drain_action("node04");
+    Action a = testing::link_down_drain("node04");
     BreakerPolicy p;  // 4 nodes: 0.10 allows max(1, 0) = 1; two are ours already
     EXPECT_EQ(apply_slurm_drain(a, client, p), DrainOutcome::refused);
     EXPECT_TRUE(scontrol.updates.empty());
@@ -133,11 +123,11 @@ TEST(SlurmDrain, BreakerRefusesWhenThePartitionHasTooManyOfOurDrains) {
 
     p.max_fraction = 1.0;
     p.max_actions = 2;  // the absolute cap refuses too
-    a = drain_action("node04");
+    a = testing::link_down_drain("node04");
     EXPECT_EQ(apply_slurm_drain(a, client, p), DrainOutcome::refused);
 
     p.force = true;  // explicit override: drains, and the message (logged) says so
-    a = drain_action("node04");
+    a = testing::link_down_drain("node04");
     EXPECT_EQ(apply_slurm_drain(a, client, p), DrainOutcome::drained);
     ASSERT_EQ(scontrol.updates.size(), 1u);
     EXPECT_EQ(scontrol.updates[0], a.argv);
@@ -146,7 +136,8 @@ TEST(SlurmDrain, BreakerRefusesWhenThePartitionHasTooManyOfOurDrains) {
 TEST(SlurmDrain, OurOwnNodeIsRedrainedButAnOperatorsCommentIsKept) {
     SavedScontrol scontrol(fixture("show_node_o_owned_foreign_old.txt"));
     const SlurmClient client{scontrol, "scontrol", std::chrono::seconds(1)};
-    Action a = drain_action("node03");  // drained by an older preflight: ours, not counted again
+    Action a = testing::link_down_drain(
+        "node03");  // drained by an older preflight: ours, not counted again
     EXPECT_EQ(apply_slurm_drain(a, client, BreakerPolicy{}), DrainOutcome::drained);
     ASSERT_EQ(scontrol.updates.size(), 1u);
     EXPECT_EQ(scontrol.updates[0], a.argv);  // with our Comment: the node had none
@@ -158,7 +149,7 @@ TEST(SlurmDrain, OurOwnNodeIsRedrainedButAnOperatorsCommentIsKept) {
     const SlurmClient client2{tagged, "scontrol", std::chrono::seconds(1)};
     BreakerPolicy p;
     p.max_fraction = 1.0;
-    Action b = drain_action("node05");
+    Action b = testing::link_down_drain("node05");
     EXPECT_EQ(apply_slurm_drain(b, client2, p), DrainOutcome::drained) << b.error;
     ASSERT_EQ(tagged.updates.size(), 1u);
     EXPECT_EQ(tagged.updates[0],

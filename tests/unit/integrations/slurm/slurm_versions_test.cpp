@@ -152,20 +152,10 @@ TEST(SlurmVersions, AnOldReasonOnANodeBackInServiceMarksNothing) {
               "left alone: DOWN with someone else's reason 'cable check'");
 }
 
-Action drain_action(const std::string& node) {
-    Action a;
-    a.node = node;
-    a.sink = "slurm";
-    a.kind = "drain";
-    a.reason = "preflight: link down";
-    a.argv = slurm_drain_argv("scontrol", node, a.reason, "preflight: check=link.netdev run=j1");
-    return a;
-}
-
 TEST(SlurmVersions, AFailingNodeResumedWithAnOperatorsOldReasonIsDrained) {
     SavedScontrol scontrol(slurm_fixture("24.11/show_node_o_owned_foreign_resumed.txt"));
     const SlurmClient client{scontrol, "scontrol", std::chrono::seconds(1)};
-    Action a = drain_action("node02");
+    Action a = testing::link_down_drain("node02");
     BreakerPolicy policy;
     policy.max_fraction = 0.5;  // 3 nodes, none out of service: draining one is allowed
     EXPECT_EQ(apply_slurm_drain(a, client, policy), DrainOutcome::drained) << a.error;
